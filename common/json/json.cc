@@ -1,0 +1,491 @@
+// json::Value implementation: the DOM, a RapidJSON SAX reader into it, and writers.
+#include "common/json/json.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace trainer::json {
+
+std::string_view TypeName(Type t) {
+  switch (t) {
+    case Type::kNull: return "null";
+    case Type::kBool: return "boolean";
+    case Type::kInt: return "integer";
+    case Type::kDouble: return "number";
+    case Type::kString: return "string";
+    case Type::kArray: return "array";
+    case Type::kObject: return "object";
+  }
+  return "unknown";
+}
+
+std::string_view DescribeType(const Value& v) { return TypeName(v.type()); }
+
+Value::Value(std::string s) : type_(Type::kString), i_(0), s_(std::make_unique<std::string>(std::move(s))) {}
+
+Value Value::Object() {
+  Value v;
+  v.type_ = Type::kObject;
+  v.o_ = std::make_unique<Members>();
+  return v;
+}
+
+Value Value::Array() {
+  Value v;
+  v.type_ = Type::kArray;
+  v.a_ = std::make_unique<Elements>();
+  return v;
+}
+
+Value Value::StringArray(const std::vector<std::string>& items) {
+  Value v = Array();
+  v.a_->reserve(items.size());
+  for (const auto& s : items) v.a_->emplace_back(s);
+  return v;
+}
+
+Value::Value(Value&& other) noexcept
+    : type_(other.type_), i_(other.i_), s_(std::move(other.s_)), a_(std::move(other.a_)),
+      o_(std::move(other.o_)) {
+  other.type_ = Type::kNull;
+}
+
+Value& Value::operator=(Value&& other) noexcept {
+  if (this != &other) {
+    // `other` may live inside this value (v = std::move(v["x"])): move it out first.
+    Value tmp;
+    tmp.type_ = other.type_;
+    tmp.i_ = other.i_;
+    tmp.s_ = std::move(other.s_);
+    tmp.a_ = std::move(other.a_);
+    tmp.o_ = std::move(other.o_);
+    other.type_ = Type::kNull;
+    type_ = tmp.type_;
+    i_ = tmp.i_;
+    s_ = std::move(tmp.s_);
+    a_ = std::move(tmp.a_);
+    o_ = std::move(tmp.o_);
+    tmp.type_ = Type::kNull;
+  }
+  return *this;
+}
+
+Value::~Value() = default;
+
+void Value::Reset() {
+  type_ = Type::kNull;
+  i_ = 0;
+  s_.reset();
+  a_.reset();
+  o_.reset();
+}
+
+Value Value::Clone() const {
+  switch (type_) {
+    case Type::kNull: return Value();
+    case Type::kBool: return Value(b_);
+    case Type::kInt: return Value(i_);
+    case Type::kDouble: return Value(d_);
+    case Type::kString: return Value(*s_);
+    case Type::kArray: {
+      Value v = Array();
+      v.a_->reserve(a_->size());
+      for (const auto& e : *a_) v.a_->push_back(e.Clone());
+      return v;
+    }
+    case Type::kObject: {
+      Value v = Object();
+      v.o_->reserve(o_->size());
+      for (const auto& [k, e] : *o_) v.o_->emplace_back(k, e.Clone());
+      return v;
+    }
+  }
+  return Value();
+}
+
+int64_t Value::AsInt() const {
+  if (type_ == Type::kInt) return i_;
+  if (type_ == Type::kDouble) return static_cast<int64_t>(d_);
+  return 0;
+}
+
+double Value::AsDouble() const {
+  if (type_ == Type::kDouble) return d_;
+  if (type_ == Type::kInt) return static_cast<double>(i_);
+  return 0;
+}
+
+const std::string& Value::AsString() const {
+  static const std::string kEmpty;
+  return type_ == Type::kString ? *s_ : kEmpty;
+}
+
+const Value* Value::Find(std::string_view key) const {
+  if (type_ != Type::kObject) return nullptr;
+  for (const auto& [k, v] : *o_) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+Value* Value::Find(std::string_view key) {
+  return const_cast<Value*>(static_cast<const Value*>(this)->Find(key));
+}
+
+Value& Value::operator[](std::string_view key) {
+  if (type_ != Type::kObject) *this = Object();
+  if (Value* v = Find(key)) return *v;
+  o_->emplace_back(std::string(key), Value());
+  return o_->back().second;
+}
+
+Value& Value::Set(std::string_view key, Value v) {
+  Value& slot = (*this)[key];
+  slot = std::move(v);
+  return slot;
+}
+
+bool Value::Erase(std::string_view key) {
+  if (type_ != Type::kObject) return false;
+  auto it = std::find_if(o_->begin(), o_->end(), [&](const Member& m) { return m.first == key; });
+  if (it == o_->end()) return false;
+  o_->erase(it);
+  return true;
+}
+
+Members& Value::members() {
+  if (type_ != Type::kObject) *this = Object();
+  return *o_;
+}
+
+const Members& Value::members() const {
+  static const Members kEmpty;
+  return type_ == Type::kObject ? *o_ : kEmpty;
+}
+
+Elements& Value::elements() {
+  if (type_ != Type::kArray) *this = Array();
+  return *a_;
+}
+
+const Elements& Value::elements() const {
+  static const Elements kEmpty;
+  return type_ == Type::kArray ? *a_ : kEmpty;
+}
+
+Value& Value::PushBack(Value v) {
+  Elements& e = elements();
+  e.push_back(std::move(v));
+  return e.back();
+}
+
+size_t Value::size() const {
+  if (type_ == Type::kArray) return a_->size();
+  if (type_ == Type::kObject) return o_->size();
+  return 0;
+}
+
+bool Value::operator==(const Value& other) const {
+  if (IsNumber() && other.IsNumber()) {
+    if (IsInt() && other.IsInt()) return i_ == other.i_;
+    return AsDouble() == other.AsDouble();
+  }
+  if (type_ != other.type_) return false;
+  switch (type_) {
+    case Type::kNull: return true;
+    case Type::kBool: return b_ == other.b_;
+    case Type::kString: return *s_ == *other.s_;
+    case Type::kArray: {
+      if (a_->size() != other.a_->size()) return false;
+      for (size_t i = 0; i < a_->size(); ++i) {
+        if ((*a_)[i] != (*other.a_)[i]) return false;
+      }
+      return true;
+    }
+    case Type::kObject: {
+      if (o_->size() != other.o_->size()) return false;
+      for (const auto& [k, v] : *o_) {
+        const Value* w = other.Find(k);
+        if (w == nullptr || *w != v) return false;
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+namespace {
+
+// Builds a Value from RapidJSON SAX events with an explicit stack (no recursion, so deep
+// nesting cannot overflow the C++ stack; RapidJSON's iterative parser handles the input side).
+class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> {
+ public:
+  bool Null() { return Add(Value()); }
+  bool Bool(bool b) { return Add(Value(b)); }
+  bool Int(int i) { return Add(Value(static_cast<int64_t>(i))); }
+  bool Uint(unsigned u) { return Add(Value(static_cast<int64_t>(u))); }
+  bool Int64(int64_t i) { return Add(Value(i)); }
+  bool Uint64(uint64_t u) {
+    if (u <= static_cast<uint64_t>(INT64_MAX)) return Add(Value(static_cast<int64_t>(u)));
+    return Add(Value(static_cast<double>(u)));
+  }
+  bool Double(double d) { return Add(Value(d)); }
+  bool String(const char* s, rapidjson::SizeType n, bool) { return Add(Value(std::string(s, n))); }
+  bool StartObject() {
+    if (stack_.size() >= kMaxDepth) return false;
+    stack_.push_back(Value::Object());
+    keys_.emplace_back();
+    return true;
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    keys_.back().assign(s, n);
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) { return Close(); }
+  bool StartArray() {
+    if (stack_.size() >= kMaxDepth) return false;
+    stack_.push_back(Value::Array());
+    keys_.emplace_back();
+    return true;
+  }
+  bool EndArray(rapidjson::SizeType) { return Close(); }
+
+  Value TakeRoot() { return std::move(root_); }
+  bool too_deep() const { return stack_.size() >= kMaxDepth; }
+
+  // Clone, Write, == and the destructor recurse; this bound keeps them far from the stack limit
+  // (Go's encoding/json uses the same limit).
+  static constexpr size_t kMaxDepth = 10000;
+
+ private:
+  bool Add(Value v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return true;
+    }
+    Value& top = stack_.back();
+    if (top.IsArray()) {
+      top.elements().push_back(std::move(v));
+    } else {
+      // Duplicate keys: the last one wins, as in Go's encoding/json.
+      top.Set(keys_.back(), std::move(v));
+    }
+    return true;
+  }
+  bool Close() {
+    Value done = std::move(stack_.back());
+    stack_.pop_back();
+    keys_.pop_back();
+    return Add(std::move(done));
+  }
+
+  std::vector<Value> stack_;
+  std::vector<std::string> keys_;
+  Value root_;
+};
+
+template <typename Writer>
+void WriteTo(const Value& v, Writer& w, bool sort_keys) {
+  switch (v.type()) {
+    case Type::kNull: w.Null(); break;
+    case Type::kBool: w.Bool(v.AsBool()); break;
+    case Type::kInt: w.Int64(v.AsInt()); break;
+    case Type::kDouble: {
+      double d = v.AsDouble();
+      if (!std::isfinite(d)) {
+        w.Null();  // JSON has no NaN/Inf
+      } else {
+        w.Double(d);
+      }
+      break;
+    }
+    case Type::kString: {
+      const std::string& s = v.AsString();
+      w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+      break;
+    }
+    case Type::kArray:
+      w.StartArray();
+      for (const auto& e : v.elements()) WriteTo(e, w, sort_keys);
+      w.EndArray();
+      break;
+    case Type::kObject: {
+      w.StartObject();
+      const Members& m = v.members();
+      if (sort_keys) {
+        std::vector<const Member*> sorted;
+        sorted.reserve(m.size());
+        for (const auto& mem : m) sorted.push_back(&mem);
+        std::sort(sorted.begin(), sorted.end(),
+                  [](const Member* a, const Member* b) { return a->first < b->first; });
+        for (const Member* mem : sorted) {
+          w.Key(mem->first.data(), static_cast<rapidjson::SizeType>(mem->first.size()));
+          WriteTo(mem->second, w, sort_keys);
+        }
+      } else {
+        for (const auto& mem : m) {
+          w.Key(mem.first.data(), static_cast<rapidjson::SizeType>(mem.first.size()));
+          WriteTo(mem.second, w, sort_keys);
+        }
+      }
+      w.EndObject();
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<Value> Parse(std::string_view text) {
+  Builder builder;
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream ms(text.data(), text.size());
+  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
+  rapidjson::ParseResult ok = reader.Parse<kFlags>(is, builder);
+  if (!ok) {
+    if (builder.too_deep()) {
+      return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) +
+                                  ": nesting deeper than 10000 levels");
+    }
+    return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) + ": " +
+                                rapidjson::GetParseError_En(ok.Code()));
+  }
+  return builder.TakeRoot();
+}
+
+std::string Write(const Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  WriteTo(v, w, false);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string WriteCanonical(const Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  WriteTo(v, w, true);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string WritePretty(const Value& v, bool sort_keys) {
+  rapidjson::StringBuffer buf;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+  w.SetIndent(' ', 2);
+  WriteTo(v, w, sort_keys);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string Hash(const Value& v) {
+  std::string canonical = WriteCanonical(v);
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : canonical) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof(out), "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::string Child(std::string_view path, std::string_view key) {
+  if (path.empty()) return std::string(key);
+  std::string out(path);
+  out += '.';
+  out += key;
+  return out;
+}
+
+std::string Index(std::string_view path, size_t i) {
+  return std::string(path) + "[" + std::to_string(i) + "]";
+}
+
+namespace {
+Status WrongType(std::string_view path, std::string_view want, const Value& got) {
+  return InvalidArgumentError(std::string(path) + ": expected " + std::string(want) + ", got " +
+                              std::string(DescribeType(got)));
+}
+}  // namespace
+
+Status GetString(const Value& obj, std::string_view key, std::string_view path, std::string* out) {
+  const Value* v = obj.Find(key);
+  if (v == nullptr || v->IsNull()) return OkStatus();
+  if (!v->IsString()) return WrongType(path, "string", *v);
+  *out = v->AsString();
+  return OkStatus();
+}
+
+Status GetBool(const Value& obj, std::string_view key, std::string_view path, bool* out) {
+  const Value* v = obj.Find(key);
+  if (v == nullptr || v->IsNull()) return OkStatus();
+  if (!v->IsBool()) return WrongType(path, "boolean", *v);
+  *out = v->AsBool();
+  return OkStatus();
+}
+
+Status GetInt(const Value& obj, std::string_view key, std::string_view path, int64_t* out) {
+  const Value* v = obj.Find(key);
+  if (v == nullptr || v->IsNull()) return OkStatus();
+  if (v->IsInt()) {
+    *out = v->AsInt();
+    return OkStatus();
+  }
+  // Clients (Python, JavaScript) may send 2.0 for 2; accept integral doubles only.
+  if (v->IsDouble() && std::trunc(v->AsDouble()) == v->AsDouble() && std::fabs(v->AsDouble()) < 9.2e18) {
+    *out = static_cast<int64_t>(v->AsDouble());
+    return OkStatus();
+  }
+  return WrongType(path, "integer", *v);
+}
+
+Status GetObject(const Value& obj, std::string_view key, std::string_view path, const Value** out) {
+  const Value* v = obj.Find(key);
+  if (v == nullptr || v->IsNull()) return OkStatus();
+  if (!v->IsObject()) return WrongType(path, "object", *v);
+  *out = v;
+  return OkStatus();
+}
+
+Status GetArray(const Value& obj, std::string_view key, std::string_view path, const Value** out) {
+  const Value* v = obj.Find(key);
+  if (v == nullptr || v->IsNull()) return OkStatus();
+  if (!v->IsArray()) return WrongType(path, "array", *v);
+  *out = v;
+  return OkStatus();
+}
+
+const Value* FindByKey(const Value& list, std::string_view key, std::string_view value) {
+  for (const auto& e : list.elements()) {
+    const Value* k = e.Find(key);
+    if (k != nullptr && k->IsString() && k->AsString() == value) return &e;
+  }
+  return nullptr;
+}
+
+Value* FindByKey(Value& list, std::string_view key, std::string_view value) {
+  return const_cast<Value*>(FindByKey(static_cast<const Value&>(list), key, value));
+}
+
+Value& UpsertByKey(Value& list, std::string_view key, Value item) {
+  const Value* k = item.Find(key);
+  if (k != nullptr) {
+    for (auto& e : list.elements()) {
+      const Value* ek = e.Find(key);
+      if (ek != nullptr && *ek == *k) {
+        e = std::move(item);
+        return e;
+      }
+    }
+  }
+  return list.PushBack(std::move(item));
+}
+
+}  // namespace trainer::json

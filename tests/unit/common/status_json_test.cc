@@ -1,0 +1,87 @@
+// Unit tests for common/status and the json::Value core.
+#include <catch2/catch.hpp>
+
+#include "common/json/json.h"
+#include "common/status/status.h"
+
+namespace trainer {
+namespace {
+
+StatusOr<int> Half(int x) {
+  if (x % 2 != 0) return InvalidArgumentError("odd");
+  return x / 2;
+}
+
+Status UseHalf(int x, int* out) {
+  ASSIGN_OR_RETURN(*out, Half(x));
+  RETURN_IF_ERROR(OkStatus());
+  return OkStatus();
+}
+
+TEST_CASE("status macros propagate errors with context", "[status]") {
+  int out = 0;
+  REQUIRE(UseHalf(4, &out).ok());
+  CHECK(out == 2);
+  Status s = UseHalf(3, &out);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.WithContext("spec").ToString() == "InvalidArgument: spec: odd");
+  CHECK(NotFoundError("x").set_http_code(404).http_code() == 404);
+}
+
+TEST_CASE("json round trip keeps insertion order and canonical sorts", "[json]") {
+  auto v = json::Parse(R"({"b":1,"a":{"y":[1,2.5,"s",null,true],"x":{}}})");
+  REQUIRE(v.ok());
+  CHECK(json::Write(*v) == R"({"b":1,"a":{"y":[1,2.5,"s",null,true],"x":{}}})");
+  CHECK(json::WriteCanonical(*v) == R"({"a":{"x":{},"y":[1,2.5,"s",null,true]},"b":1})");
+  json::Value c = v->Clone();
+  CHECK(c == *v);
+  c["a"]["x"]["new"] = json::Value("v");
+  CHECK(c != *v);
+  CHECK(json::Hash(*v) == json::Hash(*json::Parse(R"({"a":{"x":{},"y":[1,2.5,"s",null,true]},"b":1})")));
+}
+
+TEST_CASE("json parse errors name the offset", "[json]") {
+  auto v = json::Parse(R"({"a":)");
+  REQUIRE_FALSE(v.ok());
+  CHECK(v.status().message().find("offset") != std::string::npos);
+  CHECK_FALSE(json::Parse("\"\xff\"").ok());  // invalid UTF-8
+}
+
+TEST_CASE("json deep nesting does not overflow the stack", "[json]") {
+  std::string deep(100000, '[');
+  deep += std::string(100000, ']');
+  auto v = json::Parse(deep);
+  REQUIRE_FALSE(v.ok());
+  CHECK(v.status().message().find("nesting deeper than 10000") != std::string::npos);
+  std::string ok_depth = std::string(5000, '[') + std::string(5000, ']');
+  CHECK(json::Parse(ok_depth).ok());
+}
+
+TEST_CASE("typed getters name the path on a wrong type", "[json]") {
+  auto v = json::Parse(R"({"n":"3","m":2.0,"f":2.5})");
+  REQUIRE(v.ok());
+  int64_t n = 0;
+  Status s = json::GetInt(*v, "n", "spec.trainer.numNodes", &n);
+  CHECK(s.message() == "spec.trainer.numNodes: expected integer, got string");
+  CHECK(json::GetInt(*v, "m", "m", &n).ok());
+  CHECK(n == 2);
+  CHECK_FALSE(json::GetInt(*v, "f", "f", &n).ok());
+  CHECK(json::GetInt(*v, "absent", "absent", &n).ok());
+}
+
+TEST_CASE("keyed upsert replaces in place or appends", "[json]") {
+  json::Value env = *json::Parse(R"([{"name":"A","value":"1"},{"name":"B","value":"2"}])");
+  json::UpsertByKey(env, "name", *json::Parse(R"({"name":"A","value":"x"})"));
+  json::UpsertByKey(env, "name", *json::Parse(R"({"name":"C","value":"3"})"));
+  CHECK(json::Write(env) == R"([{"name":"A","value":"x"},{"name":"B","value":"2"},{"name":"C","value":"3"}])");
+  CHECK(json::FindByKey(env, "name", "B") != nullptr);
+}
+
+TEST_CASE("self move assignment out of a child is safe", "[json]") {
+  json::Value v = *json::Parse(R"({"a":{"b":1}})");
+  v = std::move(v["a"]);
+  CHECK(json::Write(v) == R"({"b":1})");
+}
+
+}  // namespace
+}  // namespace trainer
