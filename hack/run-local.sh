@@ -21,10 +21,12 @@ case "$cmd" in
     if [[ ! -f build/CMakeCache.txt ]]; then cmake -S . -B build -G Ninja >/dev/null; fi
     cmake --build build -j2 --target trainer-render
     mkdir -p "$state/rendered"
+    runtime_args=()
+    for rt in examples/runtimes/*.yaml; do runtime_args+=(-f "$rt"); done
     for job in examples/trainjobs/*.yaml; do
       name=$(basename "$job" .yaml)
       out="$state/rendered/$name.yaml"
-      if build/bin/trainer-render -f examples/runtimes/ -f "$job" >"$out" 2>"$out.err"; then
+      if build/bin/trainer-render "${runtime_args[@]}" -f "$job" >"$out" 2>"$out.err"; then
         say "rendered $job -> $out ($(grep -c '^kind:' "$out") objects)"
       else
         say "FAILED $job: $(cat "$out.err")"
