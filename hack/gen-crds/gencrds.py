@@ -166,6 +166,9 @@ class KubernetesSchemas:
         the defaults the Go types declare with `+default=`. Zero defaults of required fields and
         `{}` defaults are dropped; the declared ones (`protocol: TCP`, LocalObjectReference's
         `name: ""`, `rbd.pool: rbd`, ...) stay;
+      - the served document lists the values of `+enum` types as `enum`; controller-gen does not
+        read that marker, so its CRDs accept any string there (the apiserver's Pod validation
+        checks them later, when the controller creates the pods). `enum` is dropped;
       - strategic-merge-patch and union annotations (`x-kubernetes-patch-*`,
         `x-kubernetes-unions`) have no place in a CRD schema;
       - `required` is sorted (controller-gen sorts it).
@@ -223,7 +226,8 @@ class KubernetesSchemas:
         out = {}
         for key, value in node.items():
             if key in ("x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key",
-                       "x-kubernetes-unions", "x-kubernetes-group-version-kind", "default"):
+                       "x-kubernetes-unions", "x-kubernetes-group-version-kind", "default",
+                       "enum"):
                 continue
             if key == "properties":
                 required = set(node.get("required", []))

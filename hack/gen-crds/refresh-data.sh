@@ -14,6 +14,7 @@ testbed_kubectl get --raw /openapi/v3/api/v1 >"$tmp/core-v1.json"
 testbed_kubectl version -o json | python3 -c \
   'import json,sys; print("[refresh-data] kube-apiserver", json.load(sys.stdin)["serverVersion"]["gitVersion"])'
 hack/gen-crds/gen-crds --refresh-k8s "$tmp/core-v1.json"
+hack/testbed/build.sh jobset # JobSet's CRD comes with the JobSet controller build
 hack/gen-crds/gen-crds --refresh-jobset "$(testbed_crd_dir)/jobset.yaml"
 hack/gen-crds/gen-crds
 hack/gen-crds/gen-crds --verify-k8s
