@@ -1,0 +1,229 @@
+// Server on cpp-httplib (see server.h). Routing is ours: httplib matches routes with std::regex
+// one by one, so each method gets a single catch-all route and we dispatch on an exact-path map.
+#include "common/http/server.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include <httplib.h>
+#include <openssl/ssl.h>
+
+#include "common/http/cert_watcher.h"
+#include "common/log/log.h"
+
+namespace trainer::http {
+namespace {
+
+// TLS 1.2 suites: forward secret (ECDHE) with AEAD ciphers only, as Go's and Mozilla's
+// "intermediate" profiles. TLS 1.3 suites are all AEAD already.
+constexpr char kTls12Ciphers[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+constexpr char kTls13Suites[] =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+
+bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
+  if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1 ||
+      SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1 ||
+      SSL_CTX_set_ciphersuites(&ctx, kTls13Suites) != 1 ||
+      SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384") != 1) {
+    return false;
+  }
+  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_mode(&ctx, SSL_MODE_RELEASE_BUFFERS);
+  certs->Attach(&ctx);
+  return true;
+}
+
+// Reuse the address across restarts, but no SO_REUSEPORT (httplib's default): two servers on
+// one port must be an error, not a silent split of the traffic.
+void SocketOptions(socket_t sock) {
+  int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+}  // namespace
+
+StatusOr<HostPort> ParseBindAddress(std::string_view address) {
+  HostPort out;
+  size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos) {
+    return InvalidArgumentError("bind address \"" + std::string(address) +
+                                "\": expected host:port or :port");
+  }
+  std::string_view host = address.substr(0, colon);
+  std::string_view port = address.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  out.host = host.empty() ? "0.0.0.0" : std::string(host);
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
+  if (ec != std::errc() || ptr != port.data() + port.size() || out.port < 0 || out.port > 65535) {
+    return InvalidArgumentError("bind address \"" + std::string(address) + "\": bad port");
+  }
+  return out;
+}
+
+// Exact paths first, then the longest matching prefix.
+class RouteTable {
+ public:
+  void AddExact(const std::string& path, Handler h) { exact_[path] = std::move(h); }
+  void AddPrefix(const std::string& prefix, Handler h) {
+    prefixes_.emplace_back(prefix, std::move(h));
+  }
+  const Handler* Find(const std::string& path) const {
+    auto it = exact_.find(path);
+    if (it != exact_.end()) {
+      return &it->second;
+    }
+    const Handler* best = nullptr;
+    size_t best_len = 0;
+    for (const auto& [prefix, handler] : prefixes_) {
+      if (path.compare(0, prefix.size(), prefix) == 0 && prefix.size() >= best_len) {
+        best = &handler;
+        best_len = prefix.size();
+      }
+    }
+    return best;
+  }
+
+ private:
+  std::map<std::string, Handler, std::less<>> exact_;
+  std::vector<std::pair<std::string, Handler>> prefixes_;
+};
+
+struct Server::Routes {
+  RouteTable get;
+  RouteTable post;
+};
+
+Server::Server(ServerOptions options)
+    : options_(std::move(options)), routes_(std::make_unique<Routes>()) {
+  options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxThreads);
+  if (options_.tls != nullptr) {
+    CertWatcher* certs = options_.tls;
+    impl_ = std::make_unique<httplib::SSLServer>(
+        [certs](SSL_CTX& ctx) { return ConfigureTls(ctx, certs); });
+  } else {
+    impl_ = std::make_unique<httplib::Server>();
+  }
+  const size_t threads = options_.threads;
+  impl_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  impl_->set_tcp_nodelay(true);
+  impl_->set_socket_options(SocketOptions);
+  impl_->set_keep_alive_max_count(options_.keep_alive_max_count);
+  impl_->set_keep_alive_timeout(options_.keep_alive_timeout.count());
+  impl_->set_read_timeout(options_.read_timeout.count(), 0);
+  impl_->set_write_timeout(options_.write_timeout.count(), 0);
+  impl_->set_payload_max_length(options_.max_body_bytes);
+
+  // One regex route per method ("match anything"), dispatched through our tables.
+  auto dispatch = [](const RouteTable& table) {
+    return [&table](const httplib::Request& req, httplib::Response& res) {
+      const Handler* h = table.Find(req.path);
+      if (h == nullptr) {
+        res.status = 404;
+        return;
+      }
+      (*h)(req, res);
+    };
+  };
+  impl_->Get(".*", dispatch(routes_->get));
+  impl_->Post(".*", dispatch(routes_->post));
+
+  Handler error_body = options_.error_body;
+  impl_->set_error_handler(httplib::Server::HandlerWithResponse(
+      [error_body](const httplib::Request& req, httplib::Response& res) {
+        if (error_body && res.body.empty()) {
+          error_body(req, res);
+        }
+        return res.body.empty() ? httplib::Server::HandlerResponse::Unhandled
+                                : httplib::Server::HandlerResponse::Handled;
+      }));
+  // The last line of defence: handlers catch their own errors; anything escaping is a bug.
+  impl_->set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          if (ep) {
+            std::rethrow_exception(ep);
+          }
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        log::Error("http handler threw", {{"path", req.path}, {"error", what}});
+        res.status = 500;
+        res.set_content("internal server error\n", "text/plain; charset=utf-8");
+      });
+}
+
+Server::~Server() { Stop(); }
+
+void Server::Get(const std::string& path, Handler handler) {
+  routes_->get.AddExact(path, std::move(handler));
+}
+
+void Server::Post(const std::string& path, Handler handler) {
+  routes_->post.AddExact(path, std::move(handler));
+}
+
+void Server::GetPrefix(const std::string& prefix, Handler handler) {
+  routes_->get.AddPrefix(prefix, std::move(handler));
+}
+
+Status Server::Start() {
+  if (thread_.joinable()) {
+    return FailedPreconditionError("http server already started");
+  }
+  if (!impl_->is_valid()) {
+    return InternalError("http server: TLS context setup failed");
+  }
+  ASSIGN_OR_RETURN(HostPort hp, ParseBindAddress(options_.address));
+  if (hp.port == 0) {
+    port_ = impl_->bind_to_any_port(hp.host);
+    if (port_ < 0) {
+      port_ = 0;
+    }
+  } else if (impl_->bind_to_port(hp.host, hp.port)) {
+    port_ = hp.port;
+  }
+  if (port_ == 0) {
+    return UnavailableError("http server: cannot listen on " + options_.address);
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  thread_ = std::thread([this, done] {
+    impl_->listen_after_bind();
+    done->store(true);
+  });
+  // httplib's stop() is a no-op until the accept loop has started: wait for it so a Stop()
+  // right after Start() cannot leave the loop running forever.
+  while (!impl_->is_running() && !done->load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (done->load()) {
+    thread_.join();
+    return UnavailableError("http server on " + options_.address + " stopped at start");
+  }
+  return OkStatus();
+}
+
+bool Server::running() const { return impl_->is_running(); }
+
+void Server::Stop() {
+  if (!thread_.joinable()) {
+    return;
+  }
+  impl_->stop();
+  thread_.join();
+}
+
+}  // namespace trainer::http

@@ -1,0 +1,102 @@
+// Server: an HTTP/1.1 server (plain, or TLS with a CertWatcher) on cpp-httplib, configured for
+// an admission webhook's traffic pattern: a few long-lived keep-alive connections from the
+// kube-apiserver, each carrying thousands of small requests.
+//
+// What the defaults are and why (measured, see docs/benchmarks.md and the cpp-httplib notes):
+// TCP_NODELAY (otherwise every response waits ~40 ms on Nagle + delayed ACK); keep-alive of
+// 100000 requests / 60 s (httplib's default closes after 5 requests: a TLS handshake every 5
+// admissions); a thread pool larger than the expected number of connections, because an idle
+// keep-alive connection holds its thread; read/write timeouts so a slow client cannot hold a
+// thread forever; a body limit. TLS is 1.2+ with ECDHE + AES-GCM/CHACHA20 only.
+//
+//   http::Server server({.address = ":9443", .tls = &cert_watcher});
+//   server.Post("/validate-x", [](const http::Request& req, http::Response& res) { ... });
+//   RETURN_IF_ERROR(server.Start());   // listening when it returns
+//   ...
+//   server.Stop();                     // stops accepting, finishes in-flight requests, joins
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "common/status/status.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace trainer::http {
+
+class CertWatcher;
+
+using Request = httplib::Request;
+using Response = httplib::Response;
+using Handler = std::function<void(const Request&, Response&)>;
+
+struct ServerOptions {
+  // "host:port", ":port" (all IPv4 interfaces) or "[v6]:port"; port 0 picks a free port.
+  std::string address = ":0";
+  // Serve TLS with the watcher's current certificate; plain HTTP when null.
+  CertWatcher* tls = nullptr;
+  size_t threads = 64;  // capped at kMaxThreads
+  size_t max_body_bytes = 7 * 1024 * 1024;
+  size_t keep_alive_max_count = 100000;
+  // Longer than Go's http.Transport idle timeout (90 s, the kube-apiserver's webhook client):
+  // the client must be the side that closes an idle connection, or a request it sends on a
+  // connection we just closed fails (POSTs are not retried).
+  std::chrono::seconds keep_alive_timeout{120};
+  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds write_timeout{10};
+  // Called for a response with status >= 400 and an empty body (404 unknown path, 413 body too
+  // large, ...), to write a body in the server's own format. Optional.
+  Handler error_body;
+};
+
+inline constexpr size_t kMaxThreads = 512;
+
+// Splits a bind address: ":8080" -> {"0.0.0.0", 8080}, "127.0.0.1:0", "[::1]:9443".
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+StatusOr<HostPort> ParseBindAddress(std::string_view address);
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();  // Stop()s
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Routes, registered before Start(). `path` is matched exactly.
+  void Get(const std::string& path, Handler handler);
+  void Post(const std::string& path, Handler handler);
+  // Prefix routes: matches `prefix` followed by anything (e.g. "/readyz/" + check name).
+  void GetPrefix(const std::string& prefix, Handler handler);
+
+  // Binds and starts serving on a background thread; the socket is listening when it returns.
+  Status Start();
+  // The bound port (after Start()).
+  int port() const { return port_; }
+  bool running() const;
+  // Graceful: closes the listening socket, lets in-flight requests finish, joins the threads.
+  void Stop();
+
+ private:
+  struct Routes;
+
+  ServerOptions options_;
+  std::unique_ptr<Routes> routes_;
+  std::unique_ptr<httplib::Server> impl_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace trainer::http

@@ -1,0 +1,403 @@
+// Unit tests for common/http Server, CertWatcher and probes: routing, keep-alive, body limits,
+// TLS settings, certificate rotation under load, health checks and /metrics.
+#include "common/http/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "common/http/cert_watcher.h"
+#include "common/http/probes.h"
+#include "common/http/testing/test_certs.h"
+#include "common/metrics/metrics.h"
+
+namespace trainer::http {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CertPair;
+using testing::SecretDir;
+using testing::TestCa;
+
+// Connects with OpenSSL directly and returns the CN of the certificate the server presented
+// ("" when the handshake fails). `max_version` pins the protocol (0 = any).
+std::string PeerCommonName(int port, int max_version = 0, const char* ciphers = nullptr) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (max_version != 0) {
+    SSL_CTX_set_min_proto_version(ctx, max_version);
+    SSL_CTX_set_max_proto_version(ctx, max_version);
+  }
+  if (ciphers != nullptr) {
+    SSL_CTX_set_cipher_list(ctx, ciphers);
+  }
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  std::string cn;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    if (SSL_connect(ssl) == 1) {
+      X509* peer = SSL_get1_peer_certificate(ssl);
+      if (peer != nullptr) {
+        char buf[256] = {};
+        X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, buf, sizeof(buf));
+        cn = buf;
+        X509_free(peer);
+      }
+      SSL_shutdown(ssl);
+    }
+    SSL_free(ssl);
+  }
+  ERR_clear_error();
+  close(fd);
+  SSL_CTX_free(ctx);
+  return cn;
+}
+
+template <typename Pred>
+bool WaitFor(Pred pred, std::chrono::milliseconds timeout = 5s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) {
+      return true;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
+struct TlsFixture {
+  TestCa ca = TestCa::Create();
+  SecretDir dir;
+  std::string ca_path;
+  metrics::Registry registry;
+  std::unique_ptr<CertWatcher> certs;
+  std::unique_ptr<Server> server;
+
+  explicit TlsFixture(std::chrono::milliseconds poll = 50ms) {
+    dir.Write(ca.Issue("serving-1"));
+    ca_path = dir.WriteCa(ca.cert_pem());
+    certs = std::make_unique<CertWatcher>(CertWatcherOptions{
+        .cert_dir = dir.path(), .poll_interval = poll, .registry = &registry});
+    REQUIRE(certs->Load().ok());
+    certs->Start();
+    server = std::make_unique<Server>(ServerOptions{.address = "127.0.0.1:0", .tls = certs.get()});
+    server->Post("/echo", [](const Request& req, Response& res) {
+      res.set_content(req.body, "application/json");
+    });
+    server->Get("/port", [](const Request& req, Response& res) {
+      res.set_content(std::to_string(req.remote_port), "text/plain");
+    });
+    REQUIRE(server->Start().ok());
+  }
+
+  std::unique_ptr<httplib::SSLClient> Client() const {
+    auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", server->port());
+    c->set_ca_cert_path(ca_path.c_str());
+    c->enable_server_certificate_verification(true);
+    c->set_keep_alive(true);
+    c->set_connection_timeout(5, 0);
+    c->set_tcp_nodelay(true);
+    c->set_read_timeout(5, 0);
+    return c;
+  }
+};
+
+TEST_CASE("ParseBindAddress") {
+  auto a = ParseBindAddress(":8080");
+  REQUIRE(a.ok());
+  CHECK(a->host == "0.0.0.0");
+  CHECK(a->port == 8080);
+  auto b = ParseBindAddress("127.0.0.1:0");
+  REQUIRE(b.ok());
+  CHECK(b->host == "127.0.0.1");
+  CHECK(b->port == 0);
+  auto c = ParseBindAddress("[::1]:9443");
+  REQUIRE(c.ok());
+  CHECK(c->host == "::1");
+  CHECK_FALSE(ParseBindAddress("8080").ok());
+  CHECK_FALSE(ParseBindAddress(":http").ok());
+  CHECK_FALSE(ParseBindAddress(":70000").ok());
+}
+
+TEST_CASE("plain server routes exact paths and prefixes, 404 otherwise") {
+  Server server({.address = "127.0.0.1:0"});
+  server.Get("/a", [](const Request&, Response& res) { res.set_content("a", "text/plain"); });
+  server.GetPrefix("/p/", [](const Request& req, Response& res) {
+    res.set_content("prefix:" + req.path, "text/plain");
+  });
+  server.Post("/a", [](const Request& req, Response& res) {
+    res.set_content("post:" + req.body, "text/plain");
+  });
+  REQUIRE(server.Start().ok());
+  httplib::Client cli("127.0.0.1", server.port());
+  auto r1 = cli.Get("/a");
+  REQUIRE(r1);
+  CHECK(r1->status == 200);
+  CHECK(r1->body == "a");
+  auto r2 = cli.Get("/p/x/y");
+  REQUIRE(r2);
+  CHECK(r2->body == "prefix:/p/x/y");
+  auto r3 = cli.Post("/a", "hi", "text/plain");
+  REQUIRE(r3);
+  CHECK(r3->body == "post:hi");
+  auto r4 = cli.Get("/nope");
+  REQUIRE(r4);
+  CHECK(r4->status == 404);
+  auto r5 = cli.Post("/nope", "x", "text/plain");
+  REQUIRE(r5);
+  CHECK(r5->status == 404);
+  server.Stop();
+  CHECK_FALSE(server.running());
+}
+
+TEST_CASE("binding a port in use fails instead of sharing it") {
+  Server first({.address = "127.0.0.1:0"});
+  REQUIRE(first.Start().ok());
+  Server second({.address = "127.0.0.1:" + std::to_string(first.port())});
+  Status s = second.Start();
+  CHECK_FALSE(s.ok());
+}
+
+TEST_CASE("error_body fills empty error responses; handler exceptions become 500") {
+  Server server({.address = "127.0.0.1:0",
+                 .max_body_bytes = 1024,
+                 .error_body = [](const Request& req, Response& res) {
+                   res.set_content("{\"code\":" + std::to_string(res.status) + ",\"path\":\"" +
+                                       req.path + "\"}",
+                                   "application/json");
+                 }});
+  server.Post("/x", [](const Request&, Response& res) { res.set_content("ok", "text/plain"); });
+  server.Post("/throw", [](const Request&, Response&) { throw std::runtime_error("boom"); });
+  REQUIRE(server.Start().ok());
+  httplib::Client cli("127.0.0.1", server.port());
+  auto big = cli.Post("/x", std::string(2048, 'a'), "text/plain");
+  REQUIRE(big);
+  CHECK(big->status == 413);
+  CHECK(big->body == "{\"code\":413,\"path\":\"/x\"}");
+  auto missing = cli.Get("/missing");
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  CHECK(missing->body == "{\"code\":404,\"path\":\"/missing\"}");
+  auto thrown = cli.Post("/throw", "x", "text/plain");
+  REQUIRE(thrown);
+  CHECK(thrown->status == 500);
+  auto ok = cli.Post("/x", "small", "text/plain");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+}
+
+TEST_CASE("TLS server keeps one connection alive across many requests") {
+  TlsFixture f;
+  auto cli = f.Client();
+  std::set<std::string> ports;
+  for (int i = 0; i < 300; ++i) {
+    auto r = cli->Get("/port");
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    ports.insert(r->body);
+  }
+  // httplib's default would have closed the connection every 5 requests.
+  CHECK(ports.size() == 1);
+  auto echo = cli->Post("/echo", "{\"a\":1}", "application/json");
+  REQUIRE(echo);
+  CHECK(echo->body == "{\"a\":1}");
+}
+
+TEST_CASE("TLS server refuses TLS 1.1 and non-AEAD or non-ECDHE TLS 1.2 suites") {
+  TlsFixture f;
+  CHECK(PeerCommonName(f.server->port()) == "serving-1");
+  CHECK(PeerCommonName(f.server->port(), TLS1_2_VERSION) == "serving-1");
+  CHECK(PeerCommonName(f.server->port(), TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305") ==
+        "serving-1");
+  CHECK(PeerCommonName(f.server->port(), TLS1_1_VERSION).empty());
+  CHECK(PeerCommonName(f.server->port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA256").empty());
+  CHECK(PeerCommonName(f.server->port(), TLS1_2_VERSION, "AES128-GCM-SHA256").empty());
+}
+
+TEST_CASE("certificate rotation through ..data swap: zero failed requests, new handshakes get "
+          "the new certificate") {
+  TlsFixture f;
+  REQUIRE(f.certs->ready());
+  CHECK(PeerCommonName(f.server->port()) == "serving-1");
+  const uint64_t gen = f.certs->generation();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, failed{0};
+  std::vector<std::thread> clients;
+  // Two keep-alive clients and two that open a new connection per request.
+  for (int i = 0; i < 4; ++i) {
+    clients.emplace_back([&, i] {
+      auto cli = f.Client();
+      cli->set_keep_alive(i < 2);
+      while (!stop.load()) {
+        auto r = cli->Post("/echo", "{\"i\":" + std::to_string(i) + "}", "application/json");
+        if (r && r->status == 200) {
+          ++ok;
+        } else {
+          ++failed;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(200ms);
+  f.dir.Write(f.ca.Issue("serving-2"));
+  REQUIRE(WaitFor([&] { return f.certs->generation() > gen; }));
+  REQUIRE(WaitFor([&] { return PeerCommonName(f.server->port()) == "serving-2"; }));
+  std::this_thread::sleep_for(200ms);
+  f.dir.Write(f.ca.Issue("serving-3"));
+  REQUIRE(WaitFor([&] { return PeerCommonName(f.server->port()) == "serving-3"; }));
+  std::this_thread::sleep_for(200ms);
+  stop = true;
+  for (auto& t : clients) {
+    t.join();
+  }
+  INFO("ok=" << ok.load() << " failed=" << failed.load());
+  CHECK(failed.load() == 0);
+  CHECK(ok.load() > 500);
+  std::string text = f.registry.Text();
+  CHECK(text.find("certwatcher_read_certificate_total 3") != std::string::npos);
+  CHECK(text.find("certwatcher_read_certificate_errors_total 0") != std::string::npos);
+}
+
+TEST_CASE("a bad new certificate keeps the previous one serving") {
+  TlsFixture f;
+  const uint64_t gen = f.certs->generation();
+  CertPair other = f.ca.Issue("other");
+  CertPair next = f.ca.Issue("serving-2");
+
+  SECTION("garbage") { f.dir.WriteRaw("not a certificate", "not a key"); }
+  SECTION("key of another certificate") { f.dir.WriteRaw(next.cert_pem, other.key_pem); }
+
+  REQUIRE(WaitFor([&] {
+    return f.registry.Text().find("certwatcher_read_certificate_errors_total 1") !=
+           std::string::npos;
+  }));
+  CHECK(f.certs->generation() == gen);
+  CHECK(f.certs->ready());
+  CHECK(PeerCommonName(f.server->port()) == "serving-1");
+  // A later good version is picked up.
+  f.dir.Write(next);
+  REQUIRE(WaitFor([&] { return PeerCommonName(f.server->port()) == "serving-2"; }));
+}
+
+TEST_CASE("expiry gauge carries the leaf's notAfter") {
+  TlsFixture f;
+  int64_t not_after = f.certs->Current()->not_after_unix();
+  CHECK(not_after > std::time(nullptr));
+  CHECK(not_after < std::time(nullptr) + 2 * 86400);
+  std::string text = f.registry.Text();
+  CHECK(text.find("trainer_webhook_certificate_expiry_timestamp_seconds " +
+                  std::to_string(not_after)) != std::string::npos);
+}
+
+TEST_CASE("no certificate: not ready and handshakes fail; the first good one makes it ready") {
+  SecretDir dir;
+  CertWatcher certs({.cert_dir = dir.path(), .poll_interval = 50ms});
+  CHECK_FALSE(certs.Load().ok());
+  CHECK_FALSE(certs.ready());
+  certs.Start();
+  Server server({.address = "127.0.0.1:0", .tls = &certs});
+  REQUIRE(server.Start().ok());
+  CHECK(PeerCommonName(server.port()).empty());
+  TestCa ca = TestCa::Create();
+  dir.Write(ca.Issue("late"));
+  REQUIRE(WaitFor([&] { return certs.ready(); }));
+  CHECK(PeerCommonName(server.port()) == "late");
+}
+
+TEST_CASE("stop is graceful: an in-flight request completes") {
+  Server server({.address = "127.0.0.1:0"});
+  std::atomic<bool> entered{false};
+  server.Get("/slow", [&](const Request&, Response& res) {
+    entered = true;
+    std::this_thread::sleep_for(300ms);
+    res.set_content("done", "text/plain");
+  });
+  REQUIRE(server.Start().ok());
+  int port = server.port();
+  std::string body;
+  std::thread t([&] {
+    httplib::Client cli("127.0.0.1", port);
+    if (auto r = cli.Get("/slow")) {
+      body = r->body;
+    }
+  });
+  REQUIRE(WaitFor([&] { return entered.load(); }));
+  server.Stop();
+  t.join();
+  CHECK(body == "done");
+  httplib::Client after("127.0.0.1", port);
+  after.set_connection_timeout(1, 0);
+  CHECK_FALSE(after.Get("/slow"));
+}
+
+TEST_CASE("health checks: aggregated, per-check, verbose, exclude; /metrics") {
+  HealthChecks probes;
+  std::atomic<bool> ready{false};
+  probes.AddHealthz("healthz", Ping);
+  probes.AddReadyz("readyz", [&] {
+    return ready ? OkStatus() : UnavailableError("certificates are not ready");
+  });
+  probes.AddReadyz("informers", [] { return OkStatus(); });
+  metrics::Registry registry;
+  registry.Counter("trainer_test_total", "A test counter.").Add({}).Increment();
+  Server server({.address = "127.0.0.1:0"});
+  probes.Mount(server);
+  MountMetrics(server, registry);
+  REQUIRE(server.Start().ok());
+  httplib::Client cli("127.0.0.1", server.port());
+
+  auto h = cli.Get("/healthz");
+  REQUIRE(h);
+  CHECK(h->status == 200);
+  CHECK(h->body == "ok");
+  auto r = cli.Get("/readyz");
+  REQUIRE(r);
+  CHECK(r->status == 500);
+  CHECK(r->body ==
+        "[+]informers ok\n[-]readyz failed: reason withheld\nhealthz check failed\n");
+  auto one = cli.Get("/readyz/readyz");
+  REQUIRE(one);
+  CHECK(one->status == 500);
+  CHECK(one->body == "internal server error: certificates are not ready\n");
+  auto excluded = cli.Get("/readyz?exclude=readyz");
+  REQUIRE(excluded);
+  CHECK(excluded->status == 200);
+  auto unknown = cli.Get("/readyz/nope");
+  REQUIRE(unknown);
+  CHECK(unknown->status == 404);
+
+  ready = true;
+  auto r2 = cli.Get("/readyz");
+  REQUIRE(r2);
+  CHECK(r2->status == 200);
+  CHECK(r2->body == "ok");
+  auto verbose = cli.Get("/readyz?verbose");
+  REQUIRE(verbose);
+  CHECK(verbose->body == "[+]informers ok\n[+]readyz ok\nhealthz check passed\n");
+
+  auto m = cli.Get("/metrics");
+  REQUIRE(m);
+  CHECK(m->status == 200);
+  CHECK(m->get_header_value("Content-Type") == std::string(metrics::kTextContentType));
+  CHECK(m->body.find("trainer_test_total 1") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainer::http
