@@ -1,0 +1,40 @@
+// Kubernetes-facing names shared by the runtime pipeline and its plugins, spelled as upstream
+// spells them (pkg/constants/constants.go, plugins/jobset/constants/constants.go).
+#pragma once
+
+#include <cstdint>
+
+namespace trainer::framework {
+
+inline constexpr char kLabelTrainJobAncestor[] = "trainer.kubeflow.org/trainjob-ancestor-step";
+inline constexpr char kLabelSupport[] = "trainer.kubeflow.org/support";
+inline constexpr char kSupportDeprecated[] = "deprecated";
+inline constexpr char kRuntimeDeprecationPolicyURL[] =
+    "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy";
+
+inline constexpr char kAncestorTrainer[] = "trainer";
+inline constexpr char kDatasetInitializer[] = "dataset-initializer";
+inline constexpr char kModelInitializer[] = "model-initializer";
+inline constexpr char kNode[] = "node";          // trainer job and container name
+inline constexpr char kLauncher[] = "launcher";  // MPI launcher job name
+inline constexpr int32_t kContainerTrainerPort = 29500;
+inline constexpr int32_t kDefaultJobReplicas = 1;
+inline constexpr char kJobCompletionIndexFieldPath[] =
+    "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+
+// JobSet plugin.
+inline constexpr char kJobSetKind[] = "JobSet";
+inline constexpr char kJobSetGroup[] = "jobset.x-k8s.io";
+inline constexpr char kJobSetVersion[] = "v1alpha2";
+inline constexpr char kJobSetAPIVersion[] = "jobset.x-k8s.io/v1alpha2";
+inline constexpr char kVolumeNameInitializer[] = "initializer";
+inline constexpr char kInitializerEnvStorageUri[] = "STORAGE_URI";
+
+// TrainJob conditions.
+inline constexpr char kTrainJobComplete[] = "Complete";
+inline constexpr char kTrainJobFailed[] = "Failed";
+
+// The field manager of every object trainer-cpp applies.
+inline constexpr char kFieldManager[] = "trainer";
+
+}  // namespace trainer::framework

@@ -1,0 +1,69 @@
+// GVK constants and the in-memory Reader.
+#include <cctype>
+
+#include "runtime/framework/constants.h"
+#include "runtime/framework/map_reader.h"
+#include "runtime/framework/reader.h"
+
+namespace trainer::framework {
+
+GroupVersionKind ConfigMapGVK() { return {"", "v1", "ConfigMap"}; }
+GroupVersionKind JobSetGVK() { return {kJobSetGroup, kJobSetVersion, kJobSetKind}; }
+GroupVersionKind TrainingRuntimeGVK() {
+  return {"trainer.kubeflow.org", "v1alpha1", "TrainingRuntime"};
+}
+GroupVersionKind ClusterTrainingRuntimeGVK() {
+  return {"trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime"};
+}
+
+std::string NotFoundMessage(const GroupVersionKind& gvk, std::string_view name) {
+  std::string plural;
+  for (char c : gvk.kind) {
+    plural += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  plural += "s";
+  std::string resource = gvk.group.empty() ? plural : plural + "." + gvk.group;
+  return resource + " \"" + std::string(name) + "\" not found";
+}
+
+namespace {
+std::string StringAt(const json::Value& obj, std::string_view a, std::string_view b = "") {
+  const json::Value* v = obj.Find(a);
+  if (v != nullptr && !b.empty()) {
+    v = v->Find(b);
+  }
+  return v != nullptr && v->IsString() ? v->AsString() : "";
+}
+}  // namespace
+
+Status MapReader::Add(json::Value object) {
+  std::string api_version = StringAt(object, "apiVersion");
+  std::string kind = StringAt(object, "kind");
+  std::string name = StringAt(object, "metadata", "name");
+  if (api_version.empty() || kind.empty() || name.empty()) {
+    return InvalidArgumentError("map reader: object needs apiVersion, kind and metadata.name");
+  }
+  Key key{api_version, kind, StringAt(object, "metadata", "namespace"), name};
+  objects_[key] = std::move(object);
+  return OkStatus();
+}
+
+void MapReader::SetError(const GroupVersionKind& gvk, std::string_view ns, std::string_view name,
+                         Status error) {
+  errors_[Key{gvk.APIVersion(), gvk.kind, std::string(ns), std::string(name)}] = std::move(error);
+}
+
+StatusOr<json::Value> MapReader::Get(const GroupVersionKind& gvk, std::string_view ns,
+                                     std::string_view name) const {
+  Key key{gvk.APIVersion(), gvk.kind, std::string(ns), std::string(name)};
+  if (auto it = errors_.find(key); it != errors_.end()) {
+    return it->second;
+  }
+  auto it = objects_.find(key);
+  if (it == objects_.end()) {
+    return NotFoundError(NotFoundMessage(gvk, name));
+  }
+  return it->second.Clone();
+}
+
+}  // namespace trainer::framework

@@ -1,0 +1,45 @@
+// Reader: how the runtime pipeline reads the cluster. runtime/ does no network I/O; the
+// controller and the webhook pass an implementation backed by their informer caches, tests and
+// trainer-render pass a MapReader (runtime/framework/map_reader.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/json/json.h"
+#include "common/status/status.h"
+
+namespace trainer::framework {
+
+struct GroupVersionKind {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;
+
+  // "apps/v1", "v1".
+  std::string APIVersion() const { return group.empty() ? version : group + "/" + version; }
+  bool operator==(const GroupVersionKind&) const = default;
+  auto operator<=>(const GroupVersionKind&) const = default;
+};
+
+// Kinds the pipeline reads.
+GroupVersionKind ConfigMapGVK();
+GroupVersionKind JobSetGVK();
+GroupVersionKind TrainingRuntimeGVK();
+GroupVersionKind ClusterTrainingRuntimeGVK();
+
+class Reader {
+ public:
+  virtual ~Reader() = default;
+  // Returns the object (a full JSON document), or a NotFound Status when it does not exist.
+  // `ns` is empty for cluster-scoped kinds. NotFound messages read as the apiserver's:
+  // `trainingruntimes.trainer.kubeflow.org "name" not found`.
+  virtual StatusOr<json::Value> Get(const GroupVersionKind& gvk, std::string_view ns,
+                                    std::string_view name) const = 0;
+};
+
+// The apiserver's NotFound text for a kind: `<plural>.<group> "<name>" not found`
+// (`configmaps "name" not found` for the core group). The plural is the lower-cased kind + "s".
+std::string NotFoundMessage(const GroupVersionKind& gvk, std::string_view name);
+
+}  // namespace trainer::framework

@@ -1,0 +1,39 @@
+// The ordered plugin list. Order is the order of every phase:
+//   CoScheduling, Volcano            pod-group policy (not yet ported)
+//   MPI, PlainML, Torch, JAX,        ML policies: PlainML before XGBoost so the trainer env
+//   XGBoost, Flux                    precedes DMLC_* as it precedes PET_* for Torch (MPI, JAX,
+//                                    XGBoost, Flux not yet ported)
+//   TrainJobStatus                   after the ML plugins, as upstream HEAD's EnforcePodSpec phase
+//   JobSet                           last: it builds the JobSet from everything above
+// Adding a plugin is one line here plus its folder.
+#include "runtime/plugins/registry.h"
+
+#include "runtime/plugins/jobset/jobset.h"
+#include "runtime/plugins/plainml/plainml.h"
+#include "runtime/plugins/torch/torch.h"
+
+namespace trainer::plugins {
+
+const std::vector<PluginFactory>& Registry() {
+  static const std::vector<PluginFactory> kRegistry = {
+      {PlainML::kName, &PlainML::New},
+      {Torch::kName, &Torch::New},
+      {JobSet::kName, &JobSet::New},
+  };
+  return kRegistry;
+}
+
+StatusOr<std::vector<std::unique_ptr<framework::Plugin>>> NewPlugins(
+    const framework::PluginContext& ctx) {
+  std::vector<std::unique_ptr<framework::Plugin>> plugins;
+  for (const PluginFactory& f : Registry()) {
+    StatusOr<std::unique_ptr<framework::Plugin>> p = f.make(ctx);
+    if (!p.ok()) {
+      return p.status().WithContext("initializing plugin " + std::string(f.name));
+    }
+    plugins.push_back(std::move(p).value());
+  }
+  return plugins;
+}
+
+}  // namespace trainer::plugins
