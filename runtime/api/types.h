@@ -25,6 +25,12 @@ inline constexpr char kTrainJobKind[] = "TrainJob";
 inline constexpr char kTrainingRuntimeKind[] = "TrainingRuntime";
 inline constexpr char kClusterTrainingRuntimeKind[] = "ClusterTrainingRuntime";
 
+// spec.managedBy values accepted by the CRD; the first is the schema default.
+inline constexpr char kTrainJobControllerManagedBy[] = "trainer.kubeflow.org/trainjob-controller";
+inline constexpr char kMultiKueueManagedBy[] = "kueue.x-k8s.io/multikueue";
+// Label the shipped runtimes carry to name their framework (torch, deepspeed, torchtune ...).
+inline constexpr char kFrameworkLabel[] = "trainer.kubeflow.org/framework";
+
 // The metadata fields the pipeline reads; everything else stays in the object's `raw`.
 struct ObjectMeta {
   std::string name;
@@ -180,5 +186,16 @@ struct TrainingRuntime {
   TrainingRuntimeSpec spec;
   json::Value raw;
 };
+
+// Deep copies (the structs hold move-only json::Value members).
+DatasetOrModelInitializer Clone(const DatasetOrModelInitializer& in);
+Initializer Clone(const Initializer& in);
+Trainer Clone(const Trainer& in);
+RuntimePatch Clone(const RuntimePatch& in);
+TrainJobSpec Clone(const TrainJobSpec& in);
+TrainJobStatus Clone(const TrainJobStatus& in);
+TrainJob Clone(const TrainJob& in);
+TrainingRuntimeSpec Clone(const TrainingRuntimeSpec& in);
+TrainingRuntime Clone(const TrainingRuntime& in);
 
 }  // namespace trainer::api

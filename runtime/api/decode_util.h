@@ -1,0 +1,58 @@
+// Small helpers shared by the runtime/api codecs: typed reads of one field of a JSON object that
+// name the field's path in errors ("spec.trainer.numNodes: expected integer, got string"), and
+// writes that set a key when a value is present and remove it otherwise (Go's omitempty).
+// `parent` is the path of `obj`; the key is appended to it in messages.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/json/json.h"
+#include "common/status/status.h"
+
+namespace trainer::api::decode_util {
+
+// obj[key] when present and not null, else nullptr.
+const json::Value* Field(const json::Value& obj, std::string_view key);
+
+Status WrongType(std::string_view path, std::string_view want, const json::Value& got);
+
+Status ReadString(const json::Value& obj, std::string_view key, std::string_view parent,
+                  std::optional<std::string>* out);
+Status ReadBool(const json::Value& obj, std::string_view key, std::string_view parent,
+                std::optional<bool>* out);
+Status ReadInt64(const json::Value& obj, std::string_view key, std::string_view parent,
+                 std::optional<int64_t>* out);
+// Integers (or integral doubles) within int32 range.
+Status ReadInt32(const json::Value& obj, std::string_view key, std::string_view parent,
+                 std::optional<int32_t>* out);
+Status ReadStringList(const json::Value& obj, std::string_view key, std::string_view parent,
+                      std::optional<std::vector<std::string>>* out);
+// A map[string]string (labels, annotations, nodeSelector).
+Status ReadStringMap(const json::Value& obj, std::string_view key, std::string_view parent,
+                     std::map<std::string, std::string>* out);
+// Points `out` at obj[key] when it is an object; nullptr when absent or null.
+Status ReadObject(const json::Value& obj, std::string_view key, std::string_view parent,
+                  const json::Value** out);
+// Copies obj[key] when it has type `want`; leaves `out` untouched when absent or null.
+Status ReadJson(const json::Value& obj, std::string_view key, std::string_view parent,
+                json::Type want, json::Value* out);
+
+// A copy of `raw` when it is an object, else an empty object.
+json::Value CopyObject(const json::Value* raw);
+// raw[key] when raw is an object and raw[key] is an object, else nullptr.
+const json::Value* SubObject(const json::Value* raw, std::string_view key);
+
+// Set obj[key] from a present value, erase it otherwise (null json counts as absent).
+void Put(json::Value& obj, std::string_view key, const std::optional<std::string>& v);
+void Put(json::Value& obj, std::string_view key, const std::optional<bool>& v);
+void Put(json::Value& obj, std::string_view key, const std::optional<int32_t>& v);
+void Put(json::Value& obj, std::string_view key, const std::optional<int64_t>& v);
+void Put(json::Value& obj, std::string_view key, const std::optional<std::vector<std::string>>& v);
+void Put(json::Value& obj, std::string_view key, const json::Value& v);
+
+}  // namespace trainer::api::decode_util
