@@ -1,6 +1,5 @@
 // Small TrainJob helpers the pipeline needs (upstream pkg/util/trainjob and apimachinery's
-// meta.SetStatusCondition): deep copies of the move-only API structs, finished checks and
-// condition upserts.
+// meta.SetStatusCondition): finished checks and condition upserts. Deep copies are api::Clone.
 #pragma once
 
 #include <functional>
@@ -10,10 +9,6 @@
 #include "runtime/api/types.h"
 
 namespace trainer::framework {
-
-api::TrainJob CloneTrainJob(const api::TrainJob& job);
-api::TrainJobStatus CloneTrainJobStatus(const api::TrainJobStatus& status);
-api::TrainingRuntime CloneTrainingRuntime(const api::TrainingRuntime& runtime);
 
 // A condition `type` with status "True" exists.
 bool IsStatusConditionTrue(const std::vector<api::Condition>& conditions, std::string_view type);

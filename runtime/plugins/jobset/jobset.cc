@@ -503,7 +503,7 @@ StatusOr<std::optional<api::TrainJobStatus>> JobSet::Status(const api::TrainJob&
     }
     return jobset.status();
   }
-  api::TrainJobStatus status = framework::CloneTrainJobStatus(job.status);
+  api::TrainJobStatus status = api::Clone(job.status);
   if (std::optional<api::Condition> c = TrueCondition(*jobset, "Completed")) {
     c->type = framework::kTrainJobComplete;
     framework::SetStatusCondition(status.conditions, std::move(*c), now_);

@@ -1,0 +1,66 @@
+// The runtime registry.
+#include "runtime/core/registry.h"
+
+#include <algorithm>
+
+#include "runtime/api/defaults.h"
+#include "runtime/core/training_runtime.h"
+
+namespace trainer::core {
+
+StatusOr<std::unique_ptr<Runtimes>> Runtimes::New(
+    const framework::Reader& reader, std::function<std::string()> now,
+    const std::vector<plugins::PluginFactory>& factories) {
+  framework::PluginContext ctx{&reader, now};
+  std::vector<std::unique_ptr<framework::Plugin>> list;
+  for (const plugins::PluginFactory& f : factories) {
+    StatusOr<std::unique_ptr<framework::Plugin>> p = f.make(ctx);
+    if (!p.ok()) {
+      return p.status().WithContext("initializing plugin " + std::string(f.name));
+    }
+    list.push_back(std::move(p).value());
+  }
+  auto pipeline = std::make_shared<Pipeline>();
+  pipeline->reader = &reader;
+  pipeline->now = std::move(now);
+  ASSIGN_OR_RETURN(pipeline->framework, framework::Framework::New(std::move(list)));
+  std::unique_ptr<Runtimes> r(new Runtimes());
+  r->runtimes_.emplace(kTrainingRuntimeKey, std::make_unique<TrainingRuntime>(pipeline));
+  r->runtimes_.emplace(kClusterTrainingRuntimeKey,
+                       std::make_unique<ClusterTrainingRuntime>(pipeline));
+  return r;
+}
+
+Runtime* Runtimes::Find(std::string_view key) const {
+  auto it = runtimes_.find(key);
+  return it == runtimes_.end() ? nullptr : it->second.get();
+}
+
+Runtime* Runtimes::ForTrainJob(const api::TrainJob& job) const {
+  return Find(api::RuntimeRegistryKey(job.spec.runtime_ref));
+}
+
+std::vector<std::string> Runtimes::Keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : runtimes_) {
+    keys.push_back(k);
+  }
+  return keys;
+}
+
+std::vector<framework::Watch> Runtimes::Watches() const {
+  std::vector<framework::Watch> out;
+  for (const auto& [k, rt] : runtimes_) {
+    for (framework::Watch& w : rt->Watches()) {
+      bool seen = std::any_of(out.begin(), out.end(), [&w](const framework::Watch& x) {
+        return x.gvk == w.gvk && x.owned_by_trainjob == w.owned_by_trainjob;
+      });
+      if (!seen) {
+        out.push_back(std::move(w));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace trainer::core

@@ -1,0 +1,277 @@
+// newRuntimeInfo, the resourcesPerNode merge and PodRequests.
+#include "runtime/core/runtime_info.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/json/patch.h"
+#include "common/quantity/quantity.h"
+#include "runtime/framework/constants.h"
+
+namespace trainer::core {
+
+using framework::kAncestorTrainer;
+using framework::kNode;
+
+namespace {
+
+void OverlayStrings(const json::Value* from, std::map<std::string, std::string>& into) {
+  if (from == nullptr || !from->IsObject()) {
+    return;
+  }
+  for (const auto& [k, v] : from->members()) {
+    into[k] = v.IsString() ? v.AsString() : json::Write(v);
+  }
+}
+
+const json::Value* Path(const json::Value& root, std::initializer_list<std::string_view> keys) {
+  const json::Value* v = &root;
+  for (std::string_view k : keys) {
+    v = v->Find(k);
+    if (v == nullptr || v->IsNull()) {
+      return nullptr;
+    }
+  }
+  return v;
+}
+
+// Applies every runtimePatch's template.spec, then restores the template's replicatedJob order
+// (names the template lacks sort as position 0, as Go's map lookup default does).
+Status MergeRuntimePatches(const api::TrainJob& job, json::Value& spec) {
+  std::map<std::string, size_t> order;
+  if (const json::Value* rjobs = spec.Find("replicatedJobs"); rjobs != nullptr && rjobs->IsArray()) {
+    for (size_t i = 0; i < rjobs->size(); ++i) {
+      order.emplace(framework::StringField(rjobs->at(i), "name"), i);
+    }
+  }
+  for (size_t i = 0; i < job.spec.runtime_patches.size(); ++i) {
+    const json::Value* patch =
+        Path(job.spec.runtime_patches[i].training_runtime_spec, {"template", "spec"});
+    if (patch == nullptr) {
+      continue;
+    }
+    Status s = json::StrategicMerge(spec, *patch);
+    if (!s.ok()) {
+      return s.WithContext("applying spec.runtimePatches[" + std::to_string(i) + "]");
+    }
+  }
+  json::Value* rjobs = spec.Find("replicatedJobs");
+  if (rjobs != nullptr && rjobs->IsArray()) {
+    auto key = [&order](const json::Value& r) {
+      auto it = order.find(framework::StringField(r, "name"));
+      return it == order.end() ? 0 : it->second;
+    };
+    std::stable_sort(rjobs->elements().begin(), rjobs->elements().end(),
+                     [&key](const json::Value& a, const json::Value& b) { return key(a) < key(b); });
+  }
+  return OkStatus();
+}
+
+bool RunLauncherAsNode(const std::optional<api::MLPolicy>& ml) {
+  return ml && ml->mpi && ml->mpi->run_launcher_as_node.value_or(false);
+}
+
+void MergeTrainerResources(json::Value& pod_spec, const json::Value& resources_per_node) {
+  json::Value* containers = pod_spec.Find("containers");
+  if (containers == nullptr || !containers->IsArray()) {
+    return;
+  }
+  for (json::Value& c : containers->elements()) {
+    if (framework::StringField(c, "name") != kNode) {
+      continue;
+    }
+    static const json::Value kNone;
+    const json::Value* base = c.Find("resources");
+    json::Value merged = MergeResourceRequirements(base != nullptr ? *base : kNone,
+                                                   resources_per_node);
+    c.Set("resources", std::move(merged));
+    return;
+  }
+}
+
+std::vector<framework::Container> Containers(const json::Value& pod_spec, std::string_view key) {
+  std::vector<framework::Container> out;
+  const json::Value* list = pod_spec.Find(key);
+  if (list != nullptr && list->IsArray()) {
+    for (const json::Value& c : list->elements()) {
+      out.push_back(framework::Container::FromJson(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json::Value MergeResourceRequirements(const json::Value& base, const json::Value& override_res) {
+  json::Value out = json::Value::Object();
+  for (std::string_view key : {"limits", "requests"}) {
+    const json::Value* b = base.IsObject() ? base.Find(key) : nullptr;
+    const json::Value* o = override_res.IsObject() ? override_res.Find(key) : nullptr;
+    bool has_b = b != nullptr && b->IsObject();
+    bool has_o = o != nullptr && o->IsObject();
+    if (!has_b && !has_o) {
+      continue;
+    }
+    json::Value merged = has_b ? b->Clone() : json::Value::Object();
+    if (has_o) {
+      for (const auto& [name, q] : o->members()) {
+        if (q.IsNull()) {
+          merged.Erase(name);
+        } else {
+          merged.Set(name, q.Clone());
+        }
+      }
+    }
+    out.Set(key, std::move(merged));
+  }
+  return out;
+}
+
+namespace {
+
+using ResourceMap = std::map<std::string, quantity::Quantity>;
+
+Status AddRequests(const json::Value& container, ResourceMap& into, std::string_view where) {
+  const json::Value* requests = Path(container, {"resources", "requests"});
+  if (requests == nullptr || !requests->IsObject()) {
+    return OkStatus();
+  }
+  for (const auto& [name, q] : requests->members()) {
+    StatusOr<quantity::Quantity> parsed = quantity::Quantity::FromJson(q);
+    if (!parsed.ok()) {
+      return parsed.status().WithContext(std::string(where) + ".resources.requests." + name);
+    }
+    auto it = into.find(name);
+    if (it == into.end()) {
+      into.emplace(name, *parsed);
+    } else {
+      it->second = it->second + *parsed;
+    }
+  }
+  return OkStatus();
+}
+
+void AddAll(const ResourceMap& from, ResourceMap& into) {
+  for (const auto& [name, q] : from) {
+    auto it = into.find(name);
+    if (it == into.end()) {
+      into.emplace(name, q);
+    } else {
+      it->second = it->second + q;
+    }
+  }
+}
+
+void MaxAll(const ResourceMap& from, ResourceMap& into) {
+  for (const auto& [name, q] : from) {
+    auto it = into.find(name);
+    if (it == into.end()) {
+      into.emplace(name, q);
+    } else if (it->second < q) {
+      it->second = q;
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<json::Value> PodRequests(const json::Value& pod_spec) {
+  ResourceMap reqs;
+  if (const json::Value* cs = pod_spec.Find("containers"); cs != nullptr && cs->IsArray()) {
+    for (size_t i = 0; i < cs->size(); ++i) {
+      RETURN_IF_ERROR(AddRequests(cs->at(i), reqs, "containers[" + std::to_string(i) + "]"));
+    }
+  }
+  ResourceMap sidecars;
+  ResourceMap init_max;
+  if (const json::Value* ics = pod_spec.Find("initContainers"); ics != nullptr && ics->IsArray()) {
+    for (size_t i = 0; i < ics->size(); ++i) {
+      const json::Value& c = ics->at(i);
+      ResourceMap own;
+      RETURN_IF_ERROR(AddRequests(c, own, "initContainers[" + std::to_string(i) + "]"));
+      if (framework::StringField(c, "restartPolicy") == "Always") {
+        AddAll(own, reqs);
+        AddAll(own, sidecars);
+        MaxAll(sidecars, init_max);
+      } else {
+        AddAll(sidecars, own);
+        MaxAll(own, init_max);
+      }
+    }
+  }
+  MaxAll(init_max, reqs);
+  if (const json::Value* overhead = pod_spec.Find("overhead");
+      overhead != nullptr && overhead->IsObject()) {
+    json::Value fake = json::Value::Object();
+    fake["resources"].Set("requests", overhead->Clone());
+    RETURN_IF_ERROR(AddRequests(fake, reqs, "overhead"));
+  }
+  json::Value out = json::Value::Object();
+  for (const auto& [name, q] : reqs) {
+    out.Set(name, json::Value(q.ToString()));
+  }
+  return out;
+}
+
+StatusOr<framework::Info> NewRuntimeInfo(const api::TrainJob& job,
+                                         const json::Value& jobset_template,
+                                         const std::optional<api::MLPolicy>& ml_policy,
+                                         const std::optional<api::PodGroupPolicy>& pod_group_policy) {
+  framework::Info info;
+  OverlayStrings(Path(jobset_template, {"metadata", "labels"}), info.labels);
+  OverlayStrings(Path(jobset_template, {"metadata", "annotations"}), info.annotations);
+  for (const api::RuntimePatch& patch : job.spec.runtime_patches) {
+    const json::Value* meta = Path(patch.training_runtime_spec, {"template", "metadata"});
+    if (meta != nullptr) {
+      OverlayStrings(meta->Find("labels"), info.labels);
+      OverlayStrings(meta->Find("annotations"), info.annotations);
+    }
+  }
+
+  const json::Value* template_spec = Path(jobset_template, {"spec"});
+  json::Value spec = template_spec != nullptr && template_spec->IsObject() ? template_spec->Clone()
+                                                                           : json::Value::Object();
+  RETURN_IF_ERROR(MergeRuntimePatches(job, spec));
+  info.runtime_policy.ml_policy = ml_policy;
+  info.runtime_policy.pod_group_policy = pod_group_policy;
+
+  bool has_resources = job.spec.trainer && !job.spec.trainer->resources_per_node.IsNull();
+  if (json::Value* rjobs = spec.Find("replicatedJobs"); rjobs != nullptr && rjobs->IsArray()) {
+    for (json::Value& rjob : rjobs->elements()) {
+      std::string name = framework::StringField(rjob, "name");
+      const json::Value* parallelism = Path(rjob, {"template", "spec", "parallelism"});
+      int64_t count = parallelism != nullptr && parallelism->IsNumber() ? parallelism->AsInt() : 1;
+      std::optional<std::string> ancestor = framework::AncestorOf(rjob);
+      if (ancestor == kAncestorTrainer && ml_policy) {
+        count = ml_policy->num_nodes.value_or(1);
+      }
+      json::Value* pod_spec = framework::PodSpecOf(rjob);
+      bool trainer_ancestor = ancestor == kAncestorTrainer && ml_policy.has_value();
+      bool mpi_node = RunLauncherAsNode(ml_policy) && name == kNode;
+      if (has_resources && pod_spec != nullptr && (trainer_ancestor || mpi_node)) {
+        MergeTrainerResources(*pod_spec, job.spec.trainer->resources_per_node);
+      }
+      framework::PodSet ps;
+      ps.name = name;
+      ps.ancestor = ancestor;
+      ps.count = static_cast<int32_t>(std::max<int64_t>(count, 1));
+      if (pod_spec != nullptr) {
+        if (const json::Value* vols = pod_spec->Find("volumes"); vols != nullptr && vols->IsArray()) {
+          ps.volumes = vols->Clone();
+        }
+        ps.init_containers = Containers(*pod_spec, "initContainers");
+        ps.containers = Containers(*pod_spec, "containers");
+        StatusOr<json::Value> requests = PodRequests(*pod_spec);
+        if (!requests.ok()) {
+          return requests.status().WithContext("replicatedJob " + name);
+        }
+        ps.single_pod_requests = std::move(requests).value();
+      }
+      info.template_spec.pod_sets.push_back(std::move(ps));
+    }
+  }
+  info.template_spec.jobset_spec = std::move(spec);
+  return info;
+}
+
+}  // namespace trainer::core

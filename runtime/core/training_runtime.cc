@@ -1,0 +1,144 @@
+// NewObjects, RuntimeInfo, TrainJobStatus and ValidateObjects of both runtime kinds.
+#include "runtime/core/training_runtime.h"
+
+#include "runtime/api/codec.h"
+#include "runtime/core/runtime_info.h"
+#include "runtime/core/snapshot.h"
+#include "runtime/framework/constants.h"
+#include "runtime/framework/go_repr.h"
+#include "runtime/framework/trainjob.h"
+
+namespace trainer::core {
+
+framework::GroupVersionKind TrainingRuntime::Kind() const {
+  return framework::TrainingRuntimeGVK();
+}
+
+framework::GroupVersionKind ClusterTrainingRuntime::Kind() const {
+  return framework::ClusterTrainingRuntimeGVK();
+}
+
+StatusOr<api::TrainingRuntime> TrainingRuntime::GetLive(const api::TrainJob& job,
+                                                        json::Value* raw) const {
+  ASSIGN_OR_RETURN(json::Value doc, pipeline_->reader->Get(Kind(), Namespace(job),
+                                                           job.spec.runtime_ref.name));
+  ASSIGN_OR_RETURN(api::TrainingRuntime runtime, api::DecodeTrainingRuntime(doc));
+  if (raw != nullptr) {
+    *raw = std::move(doc);
+  }
+  return runtime;
+}
+
+StatusOr<std::vector<json::Value>> TrainingRuntime::NewObjects(const api::TrainJob& in) {
+  api::TrainJob job = api::Clone(in);
+  std::vector<json::Value> objects;
+  StatusOr<api::TrainingRuntime> runtime = GetRuntimeSnapshot(*pipeline_->reader, job);
+  if (!runtime.ok()) {
+    if (!IsNotFound(runtime.status())) {
+      return runtime.status().WithContext(SnapshotContext());
+    }
+    json::Value raw;
+    runtime = GetLive(job, &raw);
+    if (!runtime.ok()) {
+      return runtime.status().WithContext(NotFoundContext());
+    }
+    // Frozen on first use: later reconciles build from this snapshot.
+    objects.push_back(NewRuntimeSnapshot(job, raw));
+  }
+  ASSIGN_OR_RETURN(std::vector<json::Value> built, BuildObjects(job, *runtime));
+  for (json::Value& o : built) {
+    objects.push_back(std::move(o));
+  }
+  return objects;
+}
+
+StatusOr<std::vector<json::Value>> TrainingRuntime::BuildObjects(
+    api::TrainJob& job, const api::TrainingRuntime& runtime) {
+  ASSIGN_OR_RETURN(framework::Info info, RuntimeInfo(job, runtime.spec));
+  return pipeline_->framework->RunComponentBuilderPlugins(&info, job);
+}
+
+StatusOr<framework::Info> TrainingRuntime::RuntimeInfo(api::TrainJob& job,
+                                                       const api::TrainingRuntimeSpec& spec) {
+  if (!spec.template_.IsObject()) {
+    return InvalidArgumentError("unsupported runtimeTemplateSpec");
+  }
+  ASSIGN_OR_RETURN(framework::Info info,
+                   NewRuntimeInfo(job, spec.template_, spec.ml_policy, spec.pod_group_policy));
+  framework::Framework& fw = *pipeline_->framework;
+  RETURN_IF_ERROR(fw.RunEnforceMLPolicyPlugins(&info, job));
+  RETURN_IF_ERROR(fw.RunEnforcePodGroupPolicyPlugins(&info, job));
+  RETURN_IF_ERROR(fw.RunPodNetworkPlugins(&info, job));
+  return info;
+}
+
+StatusOr<std::optional<api::TrainJobStatus>> TrainingRuntime::TrainJobStatus(
+    const api::TrainJob& job) {
+  return pipeline_->framework->RunTrainJobStatusPlugin(job);
+}
+
+std::vector<framework::Watch> TrainingRuntime::Watches() const {
+  return pipeline_->framework->Watches();
+}
+
+field::Error TrainingRuntime::RuntimeMissing(const api::TrainJob& job, const Status& err) const {
+  return field::Invalid(field::NewPath("spec", "runtimeRef"),
+                        framework::GoRuntimeRef(job.spec.runtime_ref),
+                        err.message() +
+                            ": specified trainingRuntime must be created before the TrainJob is "
+                            "created");
+}
+
+field::Error ClusterTrainingRuntime::RuntimeMissing(const api::TrainJob& job,
+                                                    const Status& err) const {
+  // Upstream's path really is spec.RuntimeRef (capital R) for cluster runtimes.
+  return field::Invalid(field::NewPath("spec", "RuntimeRef"),
+                        framework::GoRuntimeRef(job.spec.runtime_ref),
+                        err.message() +
+                            ": specified clusterTrainingRuntime must be created before the "
+                            "TrainJob is created");
+}
+
+field::ValidationResult TrainingRuntime::RunValidation(const api::TrainJob* old_job,
+                                                       const api::TrainJob& new_job,
+                                                       const api::TrainingRuntime& runtime) {
+  // Admission builds Info without running any phase, and ignores a failure to build it
+  // (upstream: "the runtime configured should be valid").
+  StatusOr<framework::Info> info = NewRuntimeInfo(new_job, runtime.spec.template_,
+                                                  runtime.spec.ml_policy,
+                                                  runtime.spec.pod_group_policy);
+  return pipeline_->framework->RunCustomValidationPlugins(info.ok() ? &*info : nullptr, old_job,
+                                                          new_job);
+}
+
+field::ValidationResult TrainingRuntime::ValidateObjects(const api::TrainJob* old_job,
+                                                         const api::TrainJob& new_job) {
+  StatusOr<api::TrainingRuntime> runtime = GetLive(new_job, nullptr);
+  if (!runtime.ok()) {
+    field::ValidationResult result;
+    result.errors.push_back(RuntimeMissing(new_job, runtime.status()));
+    return result;
+  }
+  return RunValidation(old_job, new_job, *runtime);
+}
+
+field::ValidationResult ClusterTrainingRuntime::ValidateObjects(const api::TrainJob* old_job,
+                                                                const api::TrainJob& new_job) {
+  StatusOr<api::TrainingRuntime> runtime = GetLive(new_job, nullptr);
+  field::ValidationResult result;
+  if (!runtime.ok()) {
+    result.errors.push_back(RuntimeMissing(new_job, runtime.status()));
+    return result;
+  }
+  auto label = runtime->metadata.labels.find(framework::kLabelSupport);
+  if (label != runtime->metadata.labels.end() && label->second == framework::kSupportDeprecated) {
+    result.warnings.push_back("Referenced ClusterTrainingRuntime \"" + runtime->metadata.name +
+                              "\" is deprecated and will be removed in a future release of "
+                              "Kubeflow Trainer. See runtime deprecation policy: " +
+                              framework::kRuntimeDeprecationPolicyURL);
+  }
+  result.Append(RunValidation(old_job, new_job, *runtime));
+  return result;
+}
+
+}  // namespace trainer::core
