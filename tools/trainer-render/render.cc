@@ -1,0 +1,335 @@
+// trainer-render: flags, input loading, and the three output modes (render.h).
+#include "tools/trainer-render/render.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "common/json/json.h"
+#include "common/yaml/yaml.h"
+#include "runtime/api/codec.h"
+#include "runtime/api/defaults.h"
+#include "runtime/api/podtemplateoverrides.h"
+#include "runtime/core/registry.h"
+#include "runtime/framework/constants.h"
+#include "runtime/framework/map_reader.h"
+
+namespace trainer::render {
+
+namespace {
+
+struct Options {
+  std::string default_namespace = "default";
+  std::vector<std::string> files;
+  std::string output = "yaml";
+  bool validate = false;
+  std::optional<std::string> status_from;
+  std::string now;
+};
+
+// One input problem: printed as one line, exit code 2.
+struct InputError {
+  std::string message;
+};
+
+std::string NowRFC3339() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::optional<InputError> ParseFlags(const std::vector<std::string>& args, Options& opts) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* into) -> bool {
+      if (i + 1 >= args.size()) {
+        return false;
+      }
+      *into = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "-f" || a == "--filename") {
+      if (!value(&v)) return InputError{"flag " + a + " needs a value"};
+      opts.files.push_back(v);
+    } else if (a == "-n" || a == "--namespace") {
+      if (!value(&opts.default_namespace)) return InputError{"flag " + a + " needs a value"};
+    } else if (a == "-o" || a == "--output") {
+      if (!value(&opts.output)) return InputError{"flag " + a + " needs a value"};
+      if (opts.output != "yaml" && opts.output != "json") {
+        return InputError{"flag -o: expected yaml or json, got \"" + opts.output + "\""};
+      }
+    } else if (a == "--now") {
+      if (!value(&opts.now)) return InputError{"flag --now needs a value"};
+    } else if (a == "--validate") {
+      opts.validate = true;
+    } else if (a == "--status-from") {
+      if (!value(&v)) return InputError{"flag --status-from needs a value"};
+      opts.status_from = v;
+    } else if (a == "-h" || a == "--help") {
+      return InputError{
+          "usage: trainer-render [-n NAMESPACE] -f FILE [-f FILE ...] [-o yaml|json] "
+          "[--now RFC3339] [--validate | --status-from JOBSET_FILE]"};
+    } else {
+      return InputError{"unknown flag \"" + a + "\""};
+    }
+  }
+  if (opts.files.empty()) {
+    return InputError{"at least one -f FILE is required"};
+  }
+  if (opts.validate && opts.status_from) {
+    return InputError{"--validate and --status-from are exclusive"};
+  }
+  if (opts.now.empty()) {
+    opts.now = NowRFC3339();
+  }
+  return std::nullopt;
+}
+
+// A document and where it came from.
+struct Document {
+  std::string where;  // "FILE: document N"
+  json::Value doc;
+};
+
+std::optional<InputError> ReadDocuments(const std::string& file, std::vector<Document>& out) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return InputError{file + ": cannot read the file"};
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  StatusOr<std::vector<json::Value>> docs = yaml::ParseYamlDocuments(buf.str());
+  if (!docs.ok()) {
+    return InputError{file + ": " + docs.status().message()};
+  }
+  for (size_t i = 0; i < docs->size(); ++i) {
+    std::string where = file + ": document " + std::to_string(i + 1);
+    json::Value& d = (*docs)[i];
+    if (!d.IsObject()) {
+      return InputError{where + ": expected an object, got " + std::string(json::DescribeType(d))};
+    }
+    const json::Value* kind = d.Find("kind");
+    const json::Value* items = d.Find("items");
+    if (kind != nullptr && kind->IsString() && kind->AsString().ends_with("List") &&
+        items != nullptr && items->IsArray()) {
+      for (size_t j = 0; j < items->size(); ++j) {
+        out.push_back({where + " items[" + std::to_string(j) + "]", items->at(j).Clone()});
+      }
+      continue;
+    }
+    out.push_back({where, std::move(d)});
+  }
+  return std::nullopt;
+}
+
+std::string KindOf(const json::Value& doc) {
+  const json::Value* kind = doc.Find("kind");
+  return kind != nullptr && kind->IsString() ? kind->AsString() : "";
+}
+
+void SetNamespace(json::Value& doc, const std::string& ns) {
+  json::Value& meta = doc["metadata"];
+  const json::Value* cur = meta.Find("namespace");
+  if (cur == nullptr || !cur->IsString() || cur->AsString().empty()) {
+    meta.Set("namespace", json::Value(ns));
+  }
+}
+
+// Everything loaded from the files.
+struct Inputs {
+  std::optional<api::TrainJob> job;
+  std::string job_where;
+  std::vector<json::Value> runtimes;  // defaulted documents for the reader
+  std::vector<std::string> runtime_names;  // "Kind/name" for messages
+};
+
+std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inputs& in) {
+  std::vector<Document> docs;
+  for (const std::string& f : opts.files) {
+    if (auto e = ReadDocuments(f, docs)) return e;
+  }
+  // The TrainJob first: runtimes without a namespace live in its namespace.
+  for (Document& d : docs) {
+    if (KindOf(d.doc) != api::kTrainJobKind) continue;
+    if (in.job) {
+      return InputError{d.where + ": a second TrainJob (the first is in " + in.job_where +
+                        "); give exactly one"};
+    }
+    SetNamespace(d.doc, opts.default_namespace);
+    StatusOr<api::TrainJob> job = api::DecodeTrainJob(d.doc);
+    if (!job.ok()) return InputError{d.where + ": " + job.status().message()};
+    std::vector<std::string> warnings;
+    Status s = api::ApplyPodTemplateOverrides(*job, &warnings);
+    if (!s.ok()) return InputError{d.where + ": " + s.message()};
+    for (const std::string& w : warnings) {
+      err << "Warning: " << w << "\n";
+    }
+    api::ApplySchemaDefaults(*job);
+    api::DefaultRuntimePatchTimes(*job, nullptr, opts.now);
+    in.job = std::move(job).value();
+    in.job_where = d.where;
+  }
+  if (!in.job) {
+    return InputError{"no TrainJob in the given files; give exactly one"};
+  }
+  for (Document& d : docs) {
+    std::string kind = KindOf(d.doc);
+    if (kind == api::kTrainJobKind) continue;
+    if (kind != api::kTrainingRuntimeKind && kind != api::kClusterTrainingRuntimeKind) {
+      return InputError{d.where + ": kind: expected TrainJob, TrainingRuntime or "
+                        "ClusterTrainingRuntime, got \"" + kind + "\""};
+    }
+    if (kind == api::kTrainingRuntimeKind) {
+      SetNamespace(d.doc, in.job->metadata.namespace_);
+    } else if (json::Value* meta = d.doc.Find("metadata")) {
+      meta->Erase("namespace");
+    }
+    StatusOr<api::TrainingRuntime> rt = api::DecodeTrainingRuntime(d.doc);
+    if (!rt.ok()) return InputError{d.where + ": " + rt.status().message()};
+    if (rt->metadata.name.empty()) return InputError{d.where + ": metadata.name: Required value"};
+    api::ApplyRuntimeSchemaDefaults(*rt);
+    in.runtime_names.push_back(kind + "/" + rt->metadata.name);
+    in.runtimes.push_back(api::EncodeTrainingRuntime(*rt));
+  }
+  return std::nullopt;
+}
+
+void PrintObjects(const std::vector<json::Value>& objects, const std::string& format,
+                  std::ostream& out) {
+  if (format == "json") {
+    json::Value list = json::Value::Object();
+    list.Set("apiVersion", json::Value("v1"));
+    list.Set("kind", json::Value("List"));
+    json::Value& items = list["items"];
+    items = json::Value::Array();
+    for (const json::Value& o : objects) {
+      items.PushBack(o.Clone());
+    }
+    out << json::WritePretty(list, /*sort_keys=*/false) << "\n";
+    return;
+  }
+  for (const json::Value& o : objects) {
+    out << "---\n" << yaml::ToYaml(o);
+  }
+}
+
+void PrintOne(const json::Value& v, const std::string& format, std::ostream& out) {
+  if (format == "json") {
+    out << json::WritePretty(v, /*sort_keys=*/false) << "\n";
+  } else {
+    out << yaml::ToYaml(v);
+  }
+}
+
+int Validate(core::Runtime* runtime, const api::TrainJob& job, const std::string& key,
+             const std::string& format, std::ostream& out) {
+  json::Value result = json::Value::Object();
+  std::string denial;
+  std::vector<std::string> warnings;
+  if (runtime == nullptr) {
+    denial = "unsupported runtime: " + key;
+  } else {
+    field::ValidationResult r = runtime->ValidateObjects(nullptr, job);
+    denial = r.ErrorMessage();
+    warnings = std::move(r.warnings);
+  }
+  result.Set("allowed", json::Value(denial.empty()));
+  if (!denial.empty()) {
+    json::Value& status = result["status"];
+    status.Set("code", json::Value(403));
+    status.Set("reason", json::Value("Forbidden"));
+    status.Set("message", json::Value(denial));
+  }
+  if (!warnings.empty()) {
+    result.Set("warnings", json::Value::StringArray(warnings));
+  }
+  PrintOne(result, format, out);
+  return denial.empty() ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Options opts;
+  if (auto e = ParseFlags(args, opts)) {
+    err << "trainer-render: " << e->message << "\n";
+    return kExitBadInput;
+  }
+  Inputs in;
+  if (auto e = LoadInputs(opts, err, in)) {
+    err << "trainer-render: " << e->message << "\n";
+    return kExitBadInput;
+  }
+  framework::MapReader reader;
+  for (json::Value& rt : in.runtimes) {
+    if (Status s = reader.Add(std::move(rt)); !s.ok()) {
+      err << "trainer-render: " << s.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (opts.status_from) {
+    std::vector<Document> docs;
+    if (auto e = ReadDocuments(*opts.status_from, docs)) {
+      err << "trainer-render: " << e->message << "\n";
+      return kExitBadInput;
+    }
+    if (docs.size() != 1 || KindOf(docs[0].doc) != framework::kJobSetKind) {
+      err << "trainer-render: " << *opts.status_from << ": expected exactly one JobSet\n";
+      return kExitBadInput;
+    }
+    SetNamespace(docs[0].doc, in.job->metadata.namespace_);
+    (void)reader.Add(std::move(docs[0].doc));
+  }
+  const std::string now = opts.now;
+  StatusOr<std::unique_ptr<core::Runtimes>> runtimes =
+      core::Runtimes::New(reader, [now] { return now; });
+  if (!runtimes.ok()) {
+    err << "trainer-render: " << runtimes.status().message() << "\n";
+    return kExitFailed;
+  }
+  const api::TrainJob& job = *in.job;
+  std::string key = api::RuntimeRegistryKey(job.spec.runtime_ref);
+  core::Runtime* runtime = (*runtimes)->ForTrainJob(job);
+  if (opts.validate) {
+    return Validate(runtime, job, key, opts.output, out);
+  }
+  if (runtime == nullptr) {
+    err << "trainer-render: " << in.job_where << ": spec.runtimeRef: unsupported runtime: " << key
+        << "\n";
+    return kExitBadInput;
+  }
+  if (opts.status_from) {
+    StatusOr<std::optional<api::TrainJobStatus>> status = runtime->TrainJobStatus(job);
+    if (!status.ok()) {
+      err << "trainer-render: trainjob status: " << status.status().message() << "\n";
+      return kExitFailed;
+    }
+    json::Value doc = json::Value::Object();
+    doc.Set("status", api::EncodeTrainJobStatus(status->has_value() ? **status : job.status));
+    PrintOne(doc, opts.output, out);
+    return kExitOk;
+  }
+  StatusOr<std::vector<json::Value>> objects = runtime->NewObjects(job);
+  if (!objects.ok()) {
+    if (IsNotFound(objects.status())) {
+      std::string have;
+      for (const std::string& n : in.runtime_names) have += (have.empty() ? "" : ", ") + n;
+      err << "trainer-render: " << in.job_where << ": spec.runtimeRef: "
+          << objects.status().message() << " (given runtimes: " << (have.empty() ? "none" : have)
+          << ")\n";
+      return kExitBadInput;
+    }
+    err << "trainer-render: " << objects.status().message() << "\n";
+    return kExitFailed;
+  }
+  PrintObjects(*objects, opts.output, out);
+  return kExitOk;
+}
+
+}  // namespace trainer::render
