@@ -77,25 +77,25 @@ class CurlClient final : public Client {
                              const ListOptions& options) override;
   // Writer
   StatusOr<json::Value> Create(const GroupVersionResource& gvr, std::string_view ns,
-                               const json::Value& obj, const CreateOptions& options) override;
+                               const json::Value& obj, const CreateOptions& options = {}) override;
   StatusOr<json::Value> Update(const GroupVersionResource& gvr, std::string_view ns,
-                               const json::Value& obj, const UpdateOptions& options) override;
+                               const json::Value& obj, const UpdateOptions& options = {}) override;
   Status Delete(const GroupVersionResource& gvr, std::string_view ns, std::string_view name,
-                const DeleteOptions& options) override;
+                const DeleteOptions& options = {}) override;
   StatusOr<json::Value> Patch(const GroupVersionResource& gvr, std::string_view ns,
                               std::string_view name, PatchType type, const json::Value& patch,
-                              const PatchOptions& options) override;
+                              const PatchOptions& options = {}) override;
   StatusOr<json::Value> Apply(const GroupVersionResource& gvr, std::string_view ns,
                               const json::Value& obj, const ApplyOptions& options) override;
   StatusOr<json::Value> PatchStatus(const GroupVersionResource& gvr, std::string_view ns,
                                     std::string_view name, PatchType type,
                                     const json::Value& patch,
-                                    const PatchOptions& options) override;
+                                    const PatchOptions& options = {}) override;
   StatusOr<json::Value> ApplyStatus(const GroupVersionResource& gvr, std::string_view ns,
                                     const json::Value& obj, const ApplyOptions& options) override;
   // Watcher
   Status Watch(const GroupVersionResource& gvr, std::string_view ns, const WatchOptions& options,
-               const WatchHandler& handler, std::stop_token stop) override;
+               const WatchHandler& handler, std::stop_token stop = {}) override;
   // Client
   StatusOr<json::Value> GetPath(std::string_view path) override;
 
