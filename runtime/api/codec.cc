@@ -168,7 +168,7 @@ Status DecodeResources(const json::Value& v, const std::string& path, json::Valu
     const std::string list_path = Child(path, list);
     if (!quantities->IsObject()) return WrongType(list_path, "object", *quantities);
     for (auto& [name, value] : quantities->members()) {
-      StatusOr<Quantity> q = Quantity::FromJson(value);
+      StatusOr<quantity::Quantity> q = quantity::Quantity::FromJson(value);
       if (!q.ok()) return InvalidArgumentError(Child(list_path, name) + ": " + q.status().message());
       value = json::Value(q->ToString());
     }
