@@ -2,11 +2,16 @@
 // one by one, so each method gets a single catch-all route and we dispatch on an exact-path map.
 #include "common/http/server.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 #include <utility>
 #include <vector>
@@ -48,6 +53,42 @@ bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
 void SocketOptions(socket_t sock) {
   int yes = 1;
   setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+// httplib's keep-alive wait does not watch for stop(): an idle connection would hold its thread
+// (and Stop()) for the whole keep-alive timeout. Like Go's Server.Shutdown closing idle
+// connections, end the read side of every connection accepted on `port`: they see EOF and
+// close. (A response cannot be written after this: httplib checks the socket is readable-alive
+// before writing, hence the drain first.)
+void ShutdownReads(int port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) {
+    return;
+  }
+  const int self = dirfd(dir);
+  while (struct dirent* e = readdir(dir)) {
+    int fd = std::atoi(e->d_name);
+    struct stat st;
+    if (e->d_name[0] == '.' || fd == self || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      continue;
+    }
+    sockaddr_storage local{}, peer{};
+    socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) {
+      continue;
+    }
+    int local_port = -1;
+    if (local.ss_family == AF_INET) {
+      local_port = ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    } else if (local.ss_family == AF_INET6) {
+      local_port = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
+    }
+    if (local_port == port) {
+      shutdown(fd, SHUT_RD);
+    }
+  }
+  closedir(dir);
 }
 
 }  // namespace
@@ -136,6 +177,15 @@ Server::Server(ServerOptions options)
       (*h)(req, res);
     };
   };
+  // Requests between "headers parsed" and "response written", so Stop() can drain them before
+  // it ends idle connections (the logger runs after the response is written).
+  impl_->set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  impl_->set_logger([this](const httplib::Request&, const httplib::Response&) {
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  });
   impl_->Get(".*", dispatch(routes_->get));
   impl_->Post(".*", dispatch(routes_->post));
 
@@ -223,6 +273,14 @@ void Server::Stop() {
     return;
   }
   impl_->stop();
+  // In-flight requests finish (their connections then close, the listener being gone); then
+  // idle keep-alive connections are told to close.
+  const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+  while (in_flight_.load(std::memory_order_relaxed) > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ShutdownReads(port_);
   thread_.join();
 }
 

@@ -16,6 +16,7 @@
 //   server.Stop();                     // stops accepting, finishes in-flight requests, joins
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -54,6 +55,8 @@ struct ServerOptions {
   std::chrono::seconds keep_alive_timeout{120};
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds write_timeout{10};
+  // Stop() waits this long for in-flight requests before closing connections.
+  std::chrono::seconds drain_timeout{15};
   // Called for a response with status >= 400 and an empty body (404 unknown path, 413 body too
   // large, ...), to write a body in the server's own format. Optional.
   Handler error_body;
@@ -97,6 +100,7 @@ class Server {
   std::unique_ptr<httplib::Server> impl_;
   std::thread thread_;
   int port_ = 0;
+  std::atomic<int> in_flight_{0};
 };
 
 }  // namespace trainer::http

@@ -336,6 +336,8 @@ TEST_CASE("stop is graceful: an in-flight request completes") {
     httplib::Client cli("127.0.0.1", port);
     if (auto r = cli.Get("/slow")) {
       body = r->body;
+    } else {
+      body = "error " + httplib::to_string(r.error());
     }
   });
   REQUIRE(WaitFor([&] { return entered.load(); }));
@@ -345,6 +347,18 @@ TEST_CASE("stop is graceful: an in-flight request completes") {
   httplib::Client after("127.0.0.1", port);
   after.set_connection_timeout(1, 0);
   CHECK_FALSE(after.Get("/slow"));
+}
+
+TEST_CASE("stop does not wait for idle keep-alive connections") {
+  TlsFixture f;
+  auto cli = f.Client();
+  auto r = cli->Get("/port");
+  REQUIRE(r);
+  auto start = std::chrono::steady_clock::now();
+  f.server->Stop();
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  // The client notices the closed connection on its next request.
+  CHECK_FALSE(cli->Get("/port"));
 }
 
 TEST_CASE("health checks: aggregated, per-check, verbose, exclude; /metrics") {

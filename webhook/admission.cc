@@ -1,0 +1,198 @@
+// AdmissionReview decoding and encoding (see admission.h).
+#include "webhook/admission.h"
+
+#include <openssl/evp.h>
+
+#include <utility>
+
+namespace trainer::webhook {
+namespace {
+
+Status ReadString(const json::Value& obj, std::string_view key, std::string_view path,
+                  std::string* out) {
+  return json::GetString(obj, key, path, out);
+}
+
+// request.kind / request.resource: {group, version, kind|resource}.
+Status ReadGvk(const json::Value& req, std::string_view key, std::string_view last,
+               std::string* group, std::string* version, std::string* name) {
+  const json::Value* v = nullptr;
+  std::string path = json::Child("request", key);
+  RETURN_IF_ERROR(json::GetObject(req, key, path, &v));
+  if (v == nullptr) {
+    return OkStatus();
+  }
+  RETURN_IF_ERROR(ReadString(*v, "group", json::Child(path, "group"), group));
+  RETURN_IF_ERROR(ReadString(*v, "version", json::Child(path, "version"), version));
+  return ReadString(*v, last, json::Child(path, last), name);
+}
+
+}  // namespace
+
+AdmissionResponse AdmissionResponse::Allowed() { return AdmissionResponse(); }
+
+AdmissionResponse AdmissionResponse::Denied(std::string message) {
+  AdmissionResponse r;
+  r.allowed = false;
+  r.code = 403;
+  r.reason = "Forbidden";
+  r.message = std::move(message);
+  return r;
+}
+
+AdmissionResponse AdmissionResponse::Errored(int32_t code, std::string message) {
+  AdmissionResponse r;
+  r.allowed = false;
+  r.code = code;
+  r.message = std::move(message);
+  return r;
+}
+
+AdmissionResponse AdmissionResponse::Patched(json::Value ops) {
+  AdmissionResponse r;
+  if (ops.IsArray() && !ops.empty()) {
+    r.patch = std::move(ops);
+  }
+  return r;
+}
+
+AdmissionResponse& AdmissionResponse::WithWarnings(std::vector<std::string> more) & {
+  for (std::string& w : more) {
+    warnings.push_back(std::move(w));
+  }
+  return *this;
+}
+
+AdmissionResponse AdmissionResponse::WithWarnings(std::vector<std::string> more) && {
+  WithWarnings(std::move(more));
+  return std::move(*this);
+}
+
+StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
+  if (body.empty()) {
+    return InvalidArgumentError("request body is empty");
+  }
+  StatusOr<json::Value> parsed = json::Parse(body);
+  if (!parsed.ok()) {
+    return InvalidArgumentError("couldn't decode the AdmissionReview: " +
+                                parsed.status().message());
+  }
+  json::Value& doc = *parsed;
+  if (!doc.IsObject()) {
+    return InvalidArgumentError("couldn't decode the AdmissionReview: expected an object, got " +
+                                std::string(json::DescribeType(doc)));
+  }
+  AdmissionRequest out;
+  std::string kind, api_version;
+  RETURN_IF_ERROR(ReadString(doc, "kind", "kind", &kind));
+  RETURN_IF_ERROR(ReadString(doc, "apiVersion", "apiVersion", &api_version));
+  if (!kind.empty() && kind != "AdmissionReview") {
+    return InvalidArgumentError("expected kind AdmissionReview, got \"" + kind + "\"");
+  }
+  if (!api_version.empty()) {
+    if (api_version != kAdmissionApiVersion && api_version != kAdmissionApiVersionBeta) {
+      return InvalidArgumentError("unsupported AdmissionReview apiVersion \"" + api_version +
+                                  "\"");
+    }
+    out.review_api_version = api_version;
+  }
+  json::Value* req = doc.Find("request");
+  if (req == nullptr || req->IsNull()) {
+    return InvalidArgumentError("AdmissionReview has no request");
+  }
+  if (!req->IsObject()) {
+    return InvalidArgumentError("request: expected object, got " +
+                                std::string(json::DescribeType(*req)));
+  }
+  RETURN_IF_ERROR(ReadString(*req, "uid", "request.uid", &out.uid));
+  RETURN_IF_ERROR(ReadString(*req, "operation", "request.operation", &out.operation));
+  RETURN_IF_ERROR(ReadString(*req, "name", "request.name", &out.name));
+  RETURN_IF_ERROR(ReadString(*req, "namespace", "request.namespace", &out.namespace_));
+  RETURN_IF_ERROR(ReadString(*req, "subResource", "request.subResource", &out.sub_resource));
+  RETURN_IF_ERROR(ReadGvk(*req, "kind", "kind", &out.group, &out.version, &out.kind));
+  std::string rg, rv;
+  RETURN_IF_ERROR(ReadGvk(*req, "resource", "resource", &rg, &rv, &out.resource));
+  RETURN_IF_ERROR(json::GetBool(*req, "dryRun", "request.dryRun", &out.dry_run));
+  const json::Value* user = nullptr;
+  RETURN_IF_ERROR(json::GetObject(*req, "userInfo", "request.userInfo", &user));
+  if (user != nullptr) {
+    RETURN_IF_ERROR(ReadString(*user, "username", "request.userInfo.username", &out.username));
+  }
+  for (auto [key, dest] : {std::pair<std::string_view, json::Value*>{"object", &out.object},
+                           std::pair<std::string_view, json::Value*>{"oldObject", &out.old_object}}) {
+    json::Value* v = req->Find(key);
+    if (v == nullptr || v->IsNull()) {
+      continue;
+    }
+    if (!v->IsObject()) {
+      return InvalidArgumentError("request." + std::string(key) + ": expected object, got " +
+                                  std::string(json::DescribeType(*v)));
+    }
+    *dest = std::move(*v);
+  }
+  return out;
+}
+
+std::string Base64Encode(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(data.data()),
+                          static_cast<int>(data.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::string EncodeAdmissionReview(std::string_view uid, const AdmissionResponse& response,
+                                  std::string_view api_version) {
+  // Field order as Go's encoding/json writes admissionv1.AdmissionReview / metav1.Status.
+  json::Value status = json::Value::Object();
+  status.Set("metadata", json::Value::Object());
+  if (!response.message.empty()) {
+    status.Set("message", json::Value(response.message));
+  }
+  if (!response.reason.empty()) {
+    status.Set("reason", json::Value(response.reason));
+  }
+  status.Set("code", json::Value(response.code == 0 ? 200 : response.code));
+
+  json::Value resp = json::Value::Object();
+  resp.Set("uid", json::Value(uid));
+  resp.Set("allowed", json::Value(response.allowed));
+  resp.Set("status", std::move(status));
+  if (response.patch.IsArray() && !response.patch.empty()) {
+    resp.Set("patch", json::Value(Base64Encode(json::Write(response.patch))));
+    resp.Set("patchType", json::Value("JSONPatch"));
+  }
+  if (!response.warnings.empty()) {
+    resp.Set("warnings", json::Value::StringArray(response.warnings));
+  }
+
+  json::Value review = json::Value::Object();
+  review.Set("kind", json::Value("AdmissionReview"));
+  review.Set("apiVersion", json::Value(api_version));
+  review.Set("response", std::move(resp));
+  return json::Write(review);
+}
+
+std::string ReasonForCode(int32_t code) {
+  switch (code) {
+    case 400:
+      return "BadRequest";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 413:
+      return "RequestEntityTooLarge";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 500:
+      return "InternalError";
+    default:
+      return "Code" + std::to_string(code);
+  }
+}
+
+}  // namespace trainer::webhook

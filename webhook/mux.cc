@@ -1,0 +1,208 @@
+// AdmissionMux (see mux.h). Metric names, help texts and buckets are controller-runtime's
+// (pkg/webhook/internal/metrics, pkg/webhook/admission/metrics).
+#include "webhook/mux.h"
+
+#include <chrono>
+#include <exception>
+#include <utility>
+
+#include <httplib.h>
+
+#include "common/log/log.h"
+
+namespace trainer::webhook {
+namespace {
+
+constexpr char kJson[] = "application/json";
+
+// Media type without parameters, lower case: "Application/JSON; charset=utf-8" -> "application/json".
+std::string MediaType(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) {
+    t.remove_suffix(1);
+  }
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) {
+    t.remove_prefix(1);
+  }
+  std::string out(t);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+HttpReply ErrorReply(int http_status, std::string_view uid, std::string message,
+                     std::string_view api_version = kAdmissionApiVersion) {
+  AdmissionResponse r = AdmissionResponse::Errored(http_status, std::move(message));
+  return {http_status, EncodeAdmissionReview(uid, r, api_version)};
+}
+
+std::string TooLargeMessage() {
+  return "request entity is too large; limit is " + std::to_string(kMaxRequestBytes) + " bytes";
+}
+
+}  // namespace
+
+AdmissionMux::AdmissionMux(metrics::Registry* registry) : registry_(registry) {
+  if (registry_ == nullptr) {
+    return;
+  }
+  requests_ = &registry_->Counter("controller_runtime_webhook_requests_total",
+                                  "Total number of admission requests by HTTP status code.");
+  denials_ = &registry_->Counter(
+      "trainer_webhook_denials_total",
+      "Total number of admission requests answered with allowed=false, by webhook and reason.");
+  panics_ = &registry_->Counter("controller_runtime_webhook_panics_total",
+                                "Total number of webhook panics")
+                 .Add({});
+}
+
+void AdmissionMux::Register(const std::string& path, std::shared_ptr<AdmissionHandler> handler) {
+  Endpoint ep;
+  ep.handler = std::move(handler);
+  if (registry_ != nullptr) {
+    // As controller-runtime, initialize the likely codes so rates start at zero.
+    ep.code_200 = &requests_->Add({{"webhook", path}, {"code", "200"}});
+    requests_->Add({{"webhook", path}, {"code", "500"}});
+    ep.in_flight = &registry_->Gauge("controller_runtime_webhook_requests_in_flight",
+                                     "Current number of admission requests being served.")
+                        .Add({{"webhook", path}});
+    ep.latency = &registry_->Histogram("controller_runtime_webhook_latency_seconds",
+                                       "Histogram of the latency of processing admission requests")
+                      .Add({{"webhook", path}}, metrics::ExponentialBuckets(10e-9, 10, 12));
+  }
+  endpoints_[path] = std::move(ep);
+}
+
+HttpReply AdmissionMux::Serve(std::string_view path, std::string_view content_type,
+                              std::string_view body) {
+  auto it = endpoints_.find(path);
+  if (it == endpoints_.end()) {
+    return ErrorReply(404, "", "no webhook is registered for path \"" + std::string(path) + "\"");
+  }
+  return ServeEndpoint(it->first, it->second, content_type, body);
+}
+
+HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
+                                      std::string_view content_type, std::string_view body) {
+  const auto start = std::chrono::steady_clock::now();
+  if (ep.in_flight != nullptr) {
+    ep.in_flight->Increment();
+  }
+  HttpReply reply;
+  std::string reason;
+  if (body.size() > kMaxRequestBytes) {
+    reply = ErrorReply(413, "", TooLargeMessage());
+    reason = ReasonForCode(413);
+  } else if (std::string media = MediaType(content_type); media != kJson) {
+    reply = ErrorReply(415, "",
+                       "contentType=" + std::string(content_type) + ", expected application/json");
+    reason = ReasonForCode(415);
+  } else {
+    StatusOr<AdmissionRequest> req = DecodeAdmissionReview(body);
+    if (!req.ok()) {
+      reply = ErrorReply(400, "", req.status().message());
+      reason = ReasonForCode(400);
+    } else {
+      AdmissionResponse resp = Invoke(ep, *req);
+      if (!resp.allowed) {
+        reason = resp.reason.empty() ? ReasonForCode(resp.code) : resp.reason;
+        log::Info("admission denied",
+                  {{"webhook", path},
+                   {"uid", req->uid},
+                   {"operation", req->operation},
+                   {"kind", req->kind},
+                   {"namespace", req->namespace_},
+                   {"name", req->name},
+                   {"dryRun", req->dry_run ? "true" : "false"},
+                   {"code", std::to_string(resp.code)},
+                   {"reason", reason},
+                   {"message", resp.message}});
+      }
+      reply = {200, EncodeAdmissionReview(req->uid, resp, req->review_api_version)};
+    }
+  }
+  if (reply.status != 200 && reply.status != 500) {
+    log::Warn("bad admission request", {{"webhook", path}, {"code", std::to_string(reply.status)}});
+  }
+  if (!reason.empty()) {
+    CountDenial(path, reason);
+  }
+  CountRequest(path, ep, reply.status);
+  if (ep.latency != nullptr) {
+    ep.latency->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    ep.in_flight->Decrement();
+  }
+  return reply;
+}
+
+AdmissionResponse AdmissionMux::Invoke(Endpoint& ep, const AdmissionRequest& req) {
+  std::string what;
+  try {
+    return ep.handler->Handle(req);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  if (panics_ != nullptr) {
+    panics_->Increment();
+  }
+  log::Error("admission handler threw",
+             {{"uid", req.uid}, {"kind", req.kind}, {"name", req.name}, {"error", what}});
+  return AdmissionResponse::Errored(500, "panic: " + what + " [recovered]");
+}
+
+void AdmissionMux::CountRequest(const std::string& path, Endpoint& ep, int http_status) {
+  if (requests_ == nullptr) {
+    return;
+  }
+  if (http_status == 200) {
+    ep.code_200->Increment();
+    return;
+  }
+  requests_->Add({{"webhook", path}, {"code", std::to_string(http_status)}}).Increment();
+}
+
+void AdmissionMux::CountDenial(const std::string& path, const std::string& reason) {
+  if (denials_ != nullptr) {
+    denials_->Add({{"webhook", path}, {"reason", reason}}).Increment();
+  }
+}
+
+http::ServerOptions AdmissionMux::ServerOptions(std::string address, http::CertWatcher* certs) {
+  http::ServerOptions o;
+  o.address = std::move(address);
+  o.tls = certs;
+  o.max_body_bytes = kMaxRequestBytes;
+  // Errors httplib answers itself (unknown path, body over the limit before it is read).
+  o.error_body = [this](const http::Request& req, http::Response& res) {
+    std::string message = res.status == 413 ? TooLargeMessage()
+                          : res.status == 404
+                              ? "no webhook is registered for path \"" + req.path + "\""
+                              : ReasonForCode(res.status);
+    auto it = endpoints_.find(req.path);
+    if (it != endpoints_.end()) {
+      CountRequest(it->first, it->second, res.status);
+      CountDenial(it->first, ReasonForCode(res.status));
+    }
+    res.body = ErrorReply(res.status, "", std::move(message)).body;
+    res.set_header("Content-Type", kJson);
+  };
+  return o;
+}
+
+void AdmissionMux::Mount(http::Server& server) {
+  for (auto& [path, ep] : endpoints_) {
+    server.Post(path, [this, &path = path, &ep = ep](const http::Request& req,
+                                                     http::Response& res) {
+      HttpReply reply = ServeEndpoint(path, ep, req.get_header_value("Content-Type"), req.body);
+      res.status = reply.status;
+      res.body = std::move(reply.body);
+      res.set_header("Content-Type", kJson);
+    });
+  }
+}
+
+}  // namespace trainer::webhook
