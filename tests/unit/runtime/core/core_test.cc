@@ -1,0 +1,441 @@
+// runtime/core: snapshots, NewObjects, ValidateObjects, the registry, newRuntimeInfo helpers
+// (upstream pkg/runtime/core/{snapshot,trainingruntime,clustertrainingruntime,registry}_test.go),
+// by upstream case name.
+#include <catch2/catch.hpp>
+
+#include "common/yaml/yaml.h"
+#include "runtime/api/codec.h"
+#include "runtime/core/registry.h"
+#include "runtime/core/runtime_info.h"
+#include "runtime/core/snapshot.h"
+#include "runtime/framework/map_reader.h"
+#include "runtime/framework/testing/testing.h"
+
+namespace trainer::core {
+namespace {
+
+using testing::Canon;
+using testing::EnvNames;
+using testing::EnvValue;
+using testing::Yaml;
+
+constexpr char kRuntime[] = R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: %s
+metadata: {name: test-runtime, namespace: default, labels: {from: runtime}}
+spec:
+  mlPolicy: {numNodes: 100%s}
+  template:
+    metadata: {labels: {jobset-label: a}, annotations: {jobset-annotation: b}}
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: dataset-initializer
+                  image: dataset:img
+                  volumeMounts: [{name: initializer, mountPath: /workspace/dataset}]
+                volumes: [{name: initializer, persistentVolumeClaim: {claimName: initializer}}]
+      - name: model-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: model-initializer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: model-initializer
+                  image: model:img
+                  volumeMounts: [{name: initializer, mountPath: /workspace/model}]
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: runtime:img
+                  command: [echo, runtime]
+                  env: [{name: TEMPLATE, value: t}]
+                  resources: {requests: {cpu: 1, memory: 4Gi}}
+)";
+
+json::Value RuntimeDoc(std::string_view kind = "TrainingRuntime", std::string_view torch = "") {
+  char buf[4096];
+  std::snprintf(buf, sizeof(buf), kRuntime, std::string(kind).c_str(),
+                std::string(torch).c_str());
+  json::Value doc = Yaml(buf);
+  if (kind == "ClusterTrainingRuntime") {
+    doc["metadata"].Erase("namespace");
+  }
+  return doc;
+}
+
+api::TrainJob Job(std::string_view kind, std::string_view spec_extra = "") {
+  return testing::TrainJob(
+      "metadata: {name: test-job, namespace: default, uid: uid-1}\nspec:\n  runtimeRef: {name: "
+      "test-runtime, kind: " +
+      std::string(kind) + "}\n" + std::string(spec_extra));
+}
+
+struct Env {
+  framework::MapReader reader;
+  std::unique_ptr<Runtimes> runtimes;
+  Env() {
+    auto r = Runtimes::New(reader, [] { return std::string("2026-01-01T00:00:00Z"); });
+    REQUIRE(r.ok());
+    runtimes = std::move(r).value();
+  }
+  Runtime& TR() { return *runtimes->Find(kTrainingRuntimeKey); }
+  Runtime& CTR() { return *runtimes->Find(kClusterTrainingRuntimeKey); }
+};
+
+const json::Value& Rjob(const json::Value& jobset, size_t i) {
+  return jobset.Find("spec")->Find("replicatedJobs")->at(i);
+}
+const json::Value& PodOf(const json::Value& jobset, size_t i) {
+  return *Rjob(jobset, i).Find("template")->Find("spec")->Find("template")->Find("spec");
+}
+const json::Value& NodeContainer(const json::Value& jobset) {
+  return PodOf(jobset, 2).Find("containers")->at(0);
+}
+
+TEST_CASE("TestNewRuntimeRegistry", "[core]") {
+  Env env;
+  SECTION("registry is initialized") {
+    CHECK(env.runtimes->Keys() == std::vector<std::string>{kClusterTrainingRuntimeKey,
+                                                           kTrainingRuntimeKey});
+  }
+  SECTION("TrainingRuntime is registered correctly") {
+    CHECK(env.runtimes->ForTrainJob(Job("TrainingRuntime")) == &env.TR());
+  }
+  SECTION("ClusterTrainingRuntime is registered correctly") {
+    CHECK(env.runtimes->ForTrainJob(Job("ClusterTrainingRuntime")) == &env.CTR());
+  }
+  SECTION("unknown kinds are unsupported") {
+    CHECK(env.runtimes->ForTrainJob(Job("Foo")) == nullptr);
+  }
+  SECTION("watches are not duplicated across kinds") { CHECK(env.runtimes->Watches().size() == 1); }
+}
+
+TEST_CASE("TestGetRuntimeSnapshot", "[core][snapshot]") {
+  framework::MapReader reader;
+  api::TrainJob ctr_job = Job("ClusterTrainingRuntime");
+  SECTION("successfully retrieves ClusterTrainingRuntime snapshot from ConfigMap") {
+    REQUIRE(reader.Add(NewRuntimeSnapshot(ctr_job, RuntimeDoc("ClusterTrainingRuntime"))).ok());
+    auto rt = GetRuntimeSnapshot(reader, ctr_job);
+    REQUIRE(rt.ok());
+    CHECK(rt->kind == "ClusterTrainingRuntime");
+    CHECK(rt->metadata.name == "test-runtime");
+    CHECK(rt->spec.ml_policy->num_nodes == 100);
+  }
+  SECTION("successfully retrieves TrainingRuntime snapshot from ConfigMap") {
+    api::TrainJob job = Job("TrainingRuntime");
+    REQUIRE(reader.Add(NewRuntimeSnapshot(job, RuntimeDoc("TrainingRuntime"))).ok());
+    auto rt = GetRuntimeSnapshot(reader, job);
+    REQUIRE(rt.ok());
+    CHECK(rt->kind == "TrainingRuntime");
+  }
+  SECTION("returns not found error when ConfigMap does not exist") {
+    CHECK(IsNotFound(GetRuntimeSnapshot(reader, ctr_job).status()));
+  }
+  SECTION("returns error when ConfigMap is not owned and controlled by the TrainJob") {
+    json::Value cm = NewRuntimeSnapshot(ctr_job, RuntimeDoc("ClusterTrainingRuntime"));
+    cm["metadata"]["ownerReferences"].at(0).Set("uid", json::Value("other"));
+    REQUIRE(reader.Add(std::move(cm)).ok());
+    CHECK(GetRuntimeSnapshot(reader, ctr_job).status().message() ==
+          "invalid runtime snapshot: a snapshot configmap exists but is owned by another object");
+  }
+  SECTION("returns error when ConfigMap is missing runtime data key") {
+    json::Value cm = NewRuntimeSnapshot(ctr_job, RuntimeDoc("ClusterTrainingRuntime"));
+    cm["data"].Erase("runtime");
+    REQUIRE(reader.Add(std::move(cm)).ok());
+    CHECK(GetRuntimeSnapshot(reader, ctr_job).status().message() ==
+          "invalid runtime snapshot: snapshot ConfigMap missing \"runtime\" data key");
+  }
+  SECTION("returns error when ConfigMap contains invalid YAML") {
+    json::Value cm = NewRuntimeSnapshot(ctr_job, RuntimeDoc("ClusterTrainingRuntime"));
+    cm["data"].Set("runtime", json::Value("a: [b"));
+    REQUIRE(reader.Add(std::move(cm)).ok());
+    CHECK(GetRuntimeSnapshot(reader, ctr_job).status().message().starts_with(
+        "invalid runtime snapshot: unable to unmarshal the snapshot: "));
+  }
+  SECTION("returns error when snapshot runtime name does not match RuntimeRef") {
+    json::Value doc = RuntimeDoc("ClusterTrainingRuntime");
+    doc["metadata"].Set("name", json::Value("other"));
+    REQUIRE(reader.Add(NewRuntimeSnapshot(ctr_job, doc)).ok());
+    CHECK(GetRuntimeSnapshot(reader, ctr_job).status().message() ==
+          "invalid runtime snapshot: the snapshot refers to the wrong runtime: expecting a runtime "
+          "with name, api group and kind of \"test-runtime\", \"trainer.kubeflow.org\", "
+          "\"ClusterTrainingRuntime\" but found runtime with name, api group and kind of "
+          "\"other\", \"trainer.kubeflow.org\", \"ClusterTrainingRuntime\"");
+  }
+  SECTION("returns error when snapshot runtime kind does not match RuntimeRef") {
+    REQUIRE(reader.Add(NewRuntimeSnapshot(ctr_job, RuntimeDoc("TrainingRuntime"))).ok());
+    CHECK(GetRuntimeSnapshot(reader, ctr_job).status().message().ends_with(
+        "but found runtime with name, api group and kind of \"test-runtime\", "
+        "\"trainer.kubeflow.org\", \"TrainingRuntime\""));
+  }
+}
+
+TEST_CASE("TestCreateRuntimeSnapshot", "[core][snapshot]") {
+  api::TrainJob job = Job("ClusterTrainingRuntime");
+  SECTION("successfully creates snapshot ConfigMap for ClusterTrainingRuntime") {
+    json::Value cm = NewRuntimeSnapshot(job, RuntimeDoc("ClusterTrainingRuntime"));
+    CHECK(Canon(cm["metadata"]) ==
+          R"({"name":"test-job-runtime-snapshot","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid-1"}]})");
+    std::string text = cm["data"]["runtime"].AsString();
+    CHECK(text.starts_with("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"));
+    CHECK(text.find("name: test-runtime") != std::string::npos);
+  }
+}
+
+TEST_CASE("TestRuntimeSnapshotRoundTrip", "[core][snapshot]") {
+  framework::MapReader reader;
+  api::TrainJob job = Job("TrainingRuntime");
+  json::Value doc = RuntimeDoc("TrainingRuntime");
+  json::Value cm = NewRuntimeSnapshot(job, doc);
+  auto back = yaml::ParseYaml(cm["data"]["runtime"].AsString());
+  REQUIRE(back.ok());
+  CHECK(*back == doc);
+}
+
+TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
+  Env env;
+  REQUIRE(env.reader.Add(RuntimeDoc("TrainingRuntime")).ok());
+  SECTION("succeeded to build JobSet with NumNodes from the Runtime and container from the TrainJob.") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  suspend: true
+  trainer: {image: tj:img, command: [python], args: [main.py], env: [{name: TRAIN_JOB, value: v}]}
+)"));
+    REQUIRE(objs.ok());
+    REQUIRE(objs->size() == 2);
+    CHECK((*objs)[0]["kind"].AsString() == "ConfigMap");
+    const json::Value& js = (*objs)[1];
+    CHECK(js.Find("kind")->AsString() == "JobSet");
+    CHECK(Canon(*js.Find("metadata")->Find("labels")) == R"({"jobset-label":"a"})");
+    CHECK(Canon(*js.Find("metadata")->Find("annotations")) == R"({"jobset-annotation":"b"})");
+    CHECK(js.Find("spec")->Find("suspend")->AsBool());
+    CHECK(Rjob(js, 2).Find("template")->Find("spec")->Find("parallelism")->AsInt() == 100);
+    CHECK(Rjob(js, 2).Find("template")->Find("spec")->Find("completions")->AsInt() == 100);
+    CHECK(Rjob(js, 0).Find("template")->Find("spec")->Find("parallelism")->AsInt() == 1);
+    CHECK(Rjob(js, 2).Find("replicas")->AsInt() == 1);
+    const json::Value& node = NodeContainer(js);
+    CHECK(node.Find("image")->AsString() == "tj:img");
+    CHECK(Canon(*node.Find("command")) == R"(["python"])");
+    CHECK(Canon(*node.Find("args")) == R"(["main.py"])");
+    CHECK(EnvNames(*node.Find("env")) == "TEMPLATE,TRAIN_JOB");
+  }
+  SECTION("succeeded to build JobSet with TrainJob's RuntimePatches.") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  runtimePatches:
+  - manager: trainer.kubeflow.org/test
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    nodeSelector: {disk: ssd}
+                    tolerations: [{key: gpu, operator: Exists}]
+                    containers: [{name: node, volumeMounts: [{name: data, mountPath: /data}]}]
+                    volumes: [{name: data, emptyDir: {}}]
+)"));
+    REQUIRE(objs.ok());
+    const json::Value& pod = PodOf((*objs)[1], 2);
+    CHECK(Canon(*pod.Find("nodeSelector")) == R"({"disk":"ssd"})");
+    CHECK(Canon(*pod.Find("volumes")) == R"([{"emptyDir":{},"name":"data"}])");
+    CHECK(Canon(*pod.Find("containers")->at(0).Find("volumeMounts")) ==
+          R"([{"mountPath":"/data","name":"data"}])");
+    CHECK(pod.Find("containers")->at(0).Find("image")->AsString() == "runtime:img");
+  }
+  SECTION("succeeded to build JobSet with labels and annotations overrides from the TrainJob's RuntimePatches.") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  runtimePatches:
+  - manager: trainer.kubeflow.org/a
+    trainingRuntimeSpec: {template: {metadata: {labels: {jobset-label: patched, extra: x}}}}
+  - manager: trainer.kubeflow.org/b
+    trainingRuntimeSpec: {template: {metadata: {labels: {extra: later}, annotations: {n: v}}}}
+)"));
+    REQUIRE(objs.ok());
+    const json::Value& meta = *(*objs)[1].Find("metadata");
+    CHECK(Canon(*meta.Find("labels")) == R"({"extra":"later","jobset-label":"patched"})");
+    CHECK(Canon(*meta.Find("annotations")) == R"({"jobset-annotation":"b","n":"v"})");
+  }
+  SECTION("succeeded to build JobSet with TrainJob's RuntimePatches targeting the same job with different values") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  runtimePatches:
+  - manager: trainer.kubeflow.org/a
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {nodeSelector: {a: first, b: kept}}}}}}]}}}
+  - manager: trainer.kubeflow.org/b
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {nodeSelector: {a: second}}}}}}, {name: dataset-initializer, template: {spec: {template: {spec: {nodeSelector: {d: x}}}}}}]}}}
+)"));
+    REQUIRE(objs.ok());
+    const json::Value& js = (*objs)[1];
+    CHECK(Canon(*PodOf(js, 2).Find("nodeSelector")) == R"({"a":"second","b":"kept"})");
+    // replicatedJobs keep the template order even though the patch listed node first.
+    CHECK(Rjob(js, 0).Find("name")->AsString() == "dataset-initializer");
+    CHECK(Canon(*PodOf(js, 0).Find("nodeSelector")) == R"({"d":"x"})");
+  }
+  SECTION("succeeded to build JobSet with dataset and model initializer from the TrainJob.") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  initializer:
+    dataset: {storageUri: hf://dataset, env: [{name: D, value: d}], secretRef: {name: ds}}
+    model: {storageUri: hf://model}
+)"));
+    REQUIRE(objs.ok());
+    const json::Value& js = (*objs)[1];
+    const json::Value& dataset = PodOf(js, 0).Find("containers")->at(0);
+    CHECK(Canon(*dataset.Find("env")) ==
+          R"([{"name":"STORAGE_URI","value":"hf://dataset"},{"name":"D","value":"d"}])");
+    CHECK(Canon(*dataset.Find("envFrom")) == R"([{"secretRef":{"name":"ds"}}])");
+    CHECK(EnvValue(*PodOf(js, 1).Find("containers")->at(0).Find("env"), "STORAGE_URI") ==
+          "hf://model");
+  }
+  SECTION("succeeded to build JobSet with Torch values from the TrainJob") {
+    framework::MapReader reader;
+    REQUIRE(reader.Add(RuntimeDoc("TrainingRuntime", ", torch: {}")).ok());
+    auto runtimes = Runtimes::New(reader, [] { return std::string("now"); });
+    REQUIRE(runtimes.ok());
+    auto objs = (*runtimes)->Find(kTrainingRuntimeKey)->NewObjects(Job("TrainingRuntime", R"(
+  trainer: {numNodes: 2, env: [{name: TRAIN_JOB, value: v}], resourcesPerNode: {requests: {cpu: 3}}}
+)"));
+    REQUIRE(objs.ok());
+    const json::Value& node = NodeContainer((*objs)[1]);
+    CHECK(EnvNames(*node.Find("env")) ==
+          "TEMPLATE,TRAIN_JOB,PET_NNODES,PET_NPROC_PER_NODE,PET_NODE_RANK,PET_MASTER_ADDR,"
+          "PET_MASTER_PORT");
+    CHECK(EnvValue(*node.Find("env"), "PET_NNODES") == "2");
+    CHECK(EnvValue(*node.Find("env"), "PET_NPROC_PER_NODE") == "3");
+    CHECK(Canon(*node.Find("ports")) == R"([{"containerPort":29500}])");
+    CHECK(Canon(*node.Find("resources")) == R"({"requests":{"cpu":"3","memory":"4Gi"}})");
+    CHECK(Rjob((*objs)[1], 2).Find("template")->Find("spec")->Find("parallelism")->AsInt() == 2);
+  }
+  SECTION("merged resourcesPerNode keeps runtime resources when trainjob sets gpu only") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: 1}}}
+)"));
+    REQUIRE(objs.ok());
+    CHECK(Canon(*NodeContainer((*objs)[1]).Find("resources")) ==
+          R"({"limits":{"nvidia.com/gpu":"1"},"requests":{"cpu":1,"memory":"4Gi"}})");
+  }
+  SECTION("the snapshot is used rather than the live runtime") {
+    api::TrainJob job = Job("TrainingRuntime");
+    json::Value frozen = RuntimeDoc("TrainingRuntime");
+    frozen["spec"]["template"]["metadata"]["labels"].Set("jobset-label", json::Value("frozen"));
+    REQUIRE(env.reader.Add(NewRuntimeSnapshot(job, frozen)).ok());
+    auto objs = env.TR().NewObjects(job);
+    REQUIRE(objs.ok());
+    REQUIRE(objs->size() == 1);  // no new snapshot
+    CHECK((*objs)[0]["metadata"]["labels"]["jobset-label"].AsString() == "frozen");
+  }
+  SECTION("missing trainingRuntime resource") {
+    api::TrainJob job = Job("TrainingRuntime");
+    job.spec.runtime_ref.name = "absent";
+    CHECK(env.TR().NewObjects(job).status().message() ==
+          "TrainingRuntime specified in TrainJob is not found: trainingruntimes.trainer.kubeflow.org "
+          "\"absent\" not found");
+  }
+}
+
+TEST_CASE("TestClusterTrainingRuntimeNewObjects", "[core]") {
+  Env env;
+  REQUIRE(env.reader.Add(RuntimeDoc("ClusterTrainingRuntime")).ok());
+  SECTION("succeeded to build PodGroup and JobSet with NumNodes from the Runtime and container from the Trainer.") {
+    auto objs = env.CTR().NewObjects(Job("ClusterTrainingRuntime"));
+    REQUIRE(objs.ok());
+    REQUIRE(objs->size() == 2);
+    CHECK((*objs)[1]["spec"]["replicatedJobs"].at(2)["template"]["spec"]["parallelism"].AsInt() ==
+          100);
+  }
+  SECTION("missing trainingRuntime resource") {
+    api::TrainJob job = Job("ClusterTrainingRuntime");
+    job.spec.runtime_ref.name = "absent";
+    CHECK(env.CTR().NewObjects(job).status().message() ==
+          "not found ClusterTrainingRuntime specified in TrainJob: "
+          "clustertrainingruntimes.trainer.kubeflow.org \"absent\" not found");
+  }
+}
+
+TEST_CASE("TestValidateObjects", "[core]") {
+  Env env;
+  SECTION("TrainingRuntime must exist") {
+    field::ValidationResult r = env.TR().ValidateObjects(nullptr, Job("TrainingRuntime"));
+    CHECK(r.ErrorMessage() ==
+          "spec.runtimeRef: Invalid value: v1alpha1.RuntimeRef{Name:\"test-runtime\", "
+          "APIGroup:(*string)(\"trainer.kubeflow.org\"), Kind:(*string)(\"TrainingRuntime\")}: "
+          "trainingruntimes.trainer.kubeflow.org \"test-runtime\" not found: specified "
+          "trainingRuntime must be created before the TrainJob is created");
+  }
+  SECTION("ClusterTrainingRuntime must exist") {
+    field::ValidationResult r = env.CTR().ValidateObjects(nullptr, Job("ClusterTrainingRuntime"));
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].field == "spec.RuntimeRef");
+    CHECK(r.errors[0].detail ==
+          "clustertrainingruntimes.trainer.kubeflow.org \"test-runtime\" not found: specified "
+          "clusterTrainingRuntime must be created before the TrainJob is created");
+  }
+  SECTION("deprecated runtime referenced") {
+    json::Value doc = RuntimeDoc("ClusterTrainingRuntime");
+    doc["metadata"]["labels"].Set("trainer.kubeflow.org/support", json::Value("deprecated"));
+    REQUIRE(env.reader.Add(std::move(doc)).ok());
+    field::ValidationResult r = env.CTR().ValidateObjects(nullptr, Job("ClusterTrainingRuntime"));
+    CHECK(r.ok());
+    CHECK(r.warnings ==
+          std::vector<std::string>{
+              "Referenced ClusterTrainingRuntime \"test-runtime\" is deprecated and will be removed "
+              "in a future release of Kubeflow Trainer. See runtime deprecation policy: "
+              "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html"
+              "#runtime-deprecation-policy"});
+  }
+  SECTION("initializer jobs are checked against the live runtime") {
+    REQUIRE(env.reader.Add(RuntimeDoc("TrainingRuntime")).ok());
+    CHECK(env.TR()
+              .ValidateObjects(nullptr, Job("TrainingRuntime",
+                                            "  initializer: {dataset: {storageUri: hf://x}}\n"))
+              .ok());
+  }
+}
+
+TEST_CASE("TestPodRequests", "[core]") {
+  SECTION("containers are summed, init containers raise the max, sidecars add") {
+    auto r = PodRequests(Yaml(R"(
+containers:
+- {name: a, resources: {requests: {cpu: 1, memory: 1Gi}}}
+- {name: b, resources: {requests: {cpu: 500m}}}
+initContainers:
+- {name: side, restartPolicy: Always, resources: {requests: {cpu: 1}}}
+- {name: big, resources: {requests: {cpu: 4}}}
+overhead: {cpu: 100m}
+)"));
+    REQUIRE(r.ok());
+    // containers 1.5 + sidecar 1 = 2.5; init big 4 + sidecar 1 = 5 wins; + overhead 0.1
+    CHECK(Canon(*r) == R"({"cpu":"5100m","memory":"1Gi"})");
+  }
+}
+
+TEST_CASE("TestMergeResourceRequirements", "[core]") {
+  json::Value base = Yaml("{limits: {cpu: 2}, requests: {cpu: 1, memory: 1Gi}, claims: [{name: c}]}");
+  SECTION("gpu only overlays runtime cpu and memory") {
+    CHECK(Canon(MergeResourceRequirements(base, Yaml("{limits: {nvidia.com/gpu: 1}}"))) ==
+          R"({"limits":{"cpu":2,"nvidia.com/gpu":1},"requests":{"cpu":1,"memory":"1Gi"}})");
+  }
+  SECTION("trainjob cpu overrides runtime cpu") {
+    CHECK(Canon(MergeResourceRequirements(base, Yaml("{requests: {cpu: 3}}"))) ==
+          R"({"limits":{"cpu":2},"requests":{"cpu":3,"memory":"1Gi"}})");
+  }
+  SECTION("empty override returns base") {
+    CHECK(Canon(MergeResourceRequirements(base, Yaml("{}"))) ==
+          R"({"limits":{"cpu":2},"requests":{"cpu":1,"memory":"1Gi"}})");
+  }
+}
+
+}  // namespace
+}  // namespace trainer::core
