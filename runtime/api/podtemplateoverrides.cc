@@ -278,6 +278,75 @@ StatusOr<TranslationResult> TranslatePodTemplateOverrides(const json::Value& tra
   return result;
 }
 
+std::vector<std::string> ValidatePodTemplateOverrides(const json::Value& trainjob_spec,
+                                                      const json::Value& runtime_template) {
+  // Container and init container names of each replicatedJob of the runtime.
+  std::map<std::string, std::set<std::string>> containers_by_job;
+  const json::Value* jobs = runtime_template.IsObject() ? runtime_template.Find("spec") : nullptr;
+  jobs = jobs != nullptr && jobs->IsObject() ? jobs->Find("replicatedJobs") : nullptr;
+  for (size_t i = 0; jobs != nullptr && jobs->IsArray() && i < jobs->size(); ++i) {
+    const json::Value& job = jobs->at(i);
+    const json::Value* name = job.Find("name");
+    if (name == nullptr || !name->IsString()) continue;
+    std::set<std::string>& names = containers_by_job[name->AsString()];
+    const json::Value* pod_spec = &job;
+    for (std::string_view key : {"template", "spec", "template", "spec"}) {
+      pod_spec = pod_spec->IsObject() ? pod_spec->Find(key) : nullptr;
+      if (pod_spec == nullptr) break;
+    }
+    for (std::string_view list : {"initContainers", "containers"}) {
+      const json::Value* cs = pod_spec != nullptr && pod_spec->IsObject() ? pod_spec->Find(list) : nullptr;
+      for (size_t c = 0; cs != nullptr && cs->IsArray() && c < cs->size(); ++c) {
+        const json::Value* cname = cs->at(c).Find("name");
+        if (cname != nullptr && cname->IsString()) names.insert(cname->AsString());
+      }
+    }
+  }
+
+  std::vector<std::string> details;
+  const json::Value* overrides =
+      trainjob_spec.IsObject() ? trainjob_spec.Find("podTemplateOverrides") : nullptr;
+  if (overrides == nullptr || !overrides->IsArray()) return details;
+  const std::set<std::string> no_containers;
+  for (const json::Value& o : overrides->elements()) {
+    const json::Value* targets = o.IsObject() ? o.Find("targetJobs") : nullptr;
+    const json::Value* spec = o.IsObject() ? o.Find("spec") : nullptr;
+    for (size_t t = 0; targets != nullptr && targets->IsArray() && t < targets->size(); ++t) {
+      const json::Value* target = targets->at(t).Find("name");
+      if (target == nullptr || !target->IsString()) continue;
+      const std::string& job = target->AsString();
+      auto it = containers_by_job.find(job);
+      if (it == containers_by_job.end()) {
+        details.push_back("must not have targetJob that doesn't exist in the runtime job template");
+      }
+      const std::set<std::string>& containers = it == containers_by_job.end() ? no_containers
+                                                                               : it->second;
+      if (spec == nullptr || !spec->IsObject()) continue;
+      for (std::string_view list : {"initContainers", "containers"}) {
+        const json::Value* cs = spec->Find(list);
+        for (size_t c = 0; cs != nullptr && cs->IsArray() && c < cs->size(); ++c) {
+          const json::Value* cname = cs->at(c).Find("name");
+          if (cname == nullptr || !cname->IsString()) continue;
+          const std::string& name = cname->AsString();
+          if (!containers.contains(name)) {
+            details.push_back(std::string("must not have ") +
+                              (list == "containers" ? "container" : "initContainer") +
+                              " that doesn't exist in the runtime job " + job);
+            continue;
+          }
+          const json::Value* env = cs->at(c).Find("env");
+          if (list == "containers" && env != nullptr && env->IsArray() && !env->empty() &&
+              (name == "dataset-initializer" || name == "model-initializer" || name == "node")) {
+            details.push_back(
+                "must not have envs for the dataset-initializer, model-initializer, node containers");
+          }
+        }
+      }
+    }
+  }
+  return details;
+}
+
 Status ApplyPodTemplateOverrides(TrainJob& job, std::vector<std::string>* warnings) {
   json::Value* raw_spec = job.raw.IsObject() ? job.raw.Find("spec") : nullptr;
   if (raw_spec == nullptr || !raw_spec->IsObject() || !raw_spec->Has("podTemplateOverrides")) {

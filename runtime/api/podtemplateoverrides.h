@@ -54,6 +54,20 @@ struct TranslationResult {
 // spec.runtimePatches[N] (manager "trainer.kubeflow.org/podtemplateoverrides")
 StatusOr<TranslationResult> TranslatePodTemplateOverrides(const json::Value& trainjob_spec);
 
+// v2.1's admission checks of podTemplateOverrides against the runtime's JobSet template
+// (`runtime_template` = the runtime's spec.template), from upstream v2.1.0
+// plugins/jobset/jobset.go Validate. The translated runtimePatches entry cannot carry them: v2.3
+// checks patches against the already-patched template, where an unknown job or container has
+// been added by the merge. Returns the details of field.Invalid errors on path
+// spec.podTemplateOverrides (value: the whole list), in v2.1's order:
+//   "must not have targetJob that doesn't exist in the runtime job template"
+//   "must not have initContainer that doesn't exist in the runtime job <job>"
+//   "must not have container that doesn't exist in the runtime job <job>"
+//   "must not have envs for the dataset-initializer, model-initializer, node containers"
+// Call it on a spec TranslatePodTemplateOverrides accepted; malformed entries are skipped.
+std::vector<std::string> ValidatePodTemplateOverrides(const json::Value& trainjob_spec,
+                                                      const json::Value& runtime_template);
+
 // Applies the translation to a decoded TrainJob: upserts the RuntimePatch into
 // job.spec.runtime_patches (by manager, time unset) and removes spec.podTemplateOverrides from
 // job.raw, so EncodeTrainJob(job) is the v2.3 form. Appends warnings to `warnings` (may be null).

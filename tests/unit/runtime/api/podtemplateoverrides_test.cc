@@ -313,3 +313,36 @@ TEST_CASE("ApplyPodTemplateOverrides reports translation errors") {
 
 }  // namespace
 }  // namespace trainer::api
+
+namespace trainer::api {
+namespace {
+
+TEST_CASE("ValidatePodTemplateOverrides checks targets and containers against the runtime as v2.1 did") {
+  const json::Value torch = ReadYamlFile("examples/runtimes/torch-distributed.yaml");
+  const json::Value& torch_template = Get(torch, {"spec", "template"});
+  const json::Value legacy = ReadYamlFile("examples/trainjobs/podtemplateoverrides-legacy.yaml");
+  CHECK(ValidatePodTemplateOverrides(Get(legacy, {"spec"}), torch_template).empty());
+
+  const json::Value deepspeed = ReadYamlFile("examples/runtimes/deepspeed-distributed.yaml");
+  const std::vector<std::string> details = ValidatePodTemplateOverrides(J(R"({"podTemplateOverrides": [
+    {"targetJobs": [{"name": "worker"}], "spec": {"containers": [{"name": "node"}]}},
+    {"targetJobs": [{"name": "launcher"}, {"name": "node"}],
+     "spec": {"initContainers": [{"name": "init"}],
+              "containers": [{"name": "node", "env": [{"name": "A", "value": "1"}]},
+                             {"name": "sidecar"}]}}]})"),
+                                                                        Get(deepspeed, {"spec", "template"}));
+  const std::vector<std::string> want = {
+      "must not have targetJob that doesn't exist in the runtime job template",
+      "must not have container that doesn't exist in the runtime job worker",
+      "must not have initContainer that doesn't exist in the runtime job launcher",
+      "must not have envs for the dataset-initializer, model-initializer, node containers",
+      "must not have container that doesn't exist in the runtime job launcher",
+      "must not have initContainer that doesn't exist in the runtime job node",
+      "must not have envs for the dataset-initializer, model-initializer, node containers",
+      "must not have container that doesn't exist in the runtime job node",
+  };
+  CHECK(details == want);
+}
+
+}  // namespace
+}  // namespace trainer::api
