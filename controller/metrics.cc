@@ -1,0 +1,200 @@
+// Controller metrics on prometheus-cpp.
+#include "controller/metrics.h"
+
+#include "common/kube/meta.h"
+
+namespace trainer::controller {
+
+namespace {
+constexpr const char* kResultNames[] = {"success", "error", "requeue", "requeue_after"};
+}  // namespace
+
+ReconcileMetrics::ReconcileMetrics(metrics::Registry& registry, std::string controller,
+                                   int max_workers) {
+  auto& total = registry.Counter("controller_runtime_reconcile_total",
+                                 "Total number of reconciliations per controller");
+  for (int i = 0; i < 4; ++i) {
+    results_[i] = &total.Add({{"controller", controller}, {"result", kResultNames[i]}});
+  }
+  errors_ = &registry
+                 .Counter("controller_runtime_reconcile_errors_total",
+                          "Total number of reconciliation errors per controller")
+                 .Add({{"controller", controller}});
+  registry
+      .Counter("controller_runtime_terminal_reconcile_errors_total",
+               "Total number of terminal reconciliation errors per controller")
+      .Add({{"controller", controller}});
+  panics_ = &registry
+                 .Counter("controller_runtime_reconcile_panics_total",
+                          "Total number of reconciliation panics per controller")
+                 .Add({{"controller", controller}});
+  registry
+      .Counter("controller_runtime_reconcile_timeouts_total",
+               "Total number of reconciliation timeouts per controller")
+      .Add({{"controller", controller}});
+  time_ = &registry
+               .Histogram("controller_runtime_reconcile_time_seconds",
+                          "Length of time per reconciliation per controller")
+               .Add({{"controller", controller}}, metrics::ReconcileTimeBuckets());
+  active_ = &registry
+                 .Gauge("controller_runtime_active_workers",
+                        "Number of currently used workers per controller")
+                 .Add({{"controller", controller}});
+  registry
+      .Gauge("controller_runtime_max_concurrent_reconciles",
+             "Maximum number of concurrent reconciles per controller")
+      .Add({{"controller", controller}})
+      .Set(max_workers);
+}
+
+void ReconcileMetrics::Observe(Result result, double seconds) {
+  results_[static_cast<int>(result)]->Increment();
+  if (result == Result::kError) errors_->Increment();
+  time_->Observe(seconds);
+}
+
+void ReconcileMetrics::Panic() { panics_->Increment(); }
+void ReconcileMetrics::WorkerStarted() { active_->Increment(); }
+void ReconcileMetrics::WorkerFinished() { active_->Decrement(); }
+
+namespace {
+
+class QueueMetrics final : public workqueue::WorkqueueMetrics {
+ public:
+  QueueMetrics(metrics::Registry& r, const std::string& name) {
+    prometheus::Labels labels{{"controller", name}, {"name", name}};
+    prometheus::Labels depth_labels = labels;
+    depth_labels["priority"] = "0";
+    depth_ = &r.Gauge(std::string(workqueue::kDepthMetric), "Current depth of workqueue")
+                  .Add(depth_labels);
+    adds_ = &r.Counter(std::string(workqueue::kAddsMetric),
+                       "Total number of adds handled by workqueue")
+                 .Add(labels);
+    // controller-runtime: prometheus.ExponentialBuckets(10e-9, 10, 12).
+    metrics::Buckets b = metrics::ExponentialBuckets(10e-9, 10, 12);
+    queue_ = &r.Histogram(std::string(workqueue::kQueueDurationMetric),
+                          "How long in seconds an item stays in workqueue before being requested")
+                  .Add(labels, b);
+    work_ = &r.Histogram(std::string(workqueue::kWorkDurationMetric),
+                         "How long in seconds processing an item from workqueue takes.")
+                 .Add(labels, b);
+    unfinished_ = &r.Gauge(std::string(workqueue::kUnfinishedWorkMetric),
+                           "How many seconds of work has been done that is in progress and "
+                           "hasn't been observed by work_duration.")
+                       .Add(labels);
+    longest_ = &r.Gauge(std::string(workqueue::kLongestRunningProcessorMetric),
+                        "How many seconds has the longest running processor for workqueue been "
+                        "running.")
+                    .Add(labels);
+    retries_ = &r.Counter(std::string(workqueue::kRetriesMetric),
+                          "Total number of retries handled by workqueue")
+                    .Add(labels);
+  }
+  void Add() override { adds_->Increment(); }
+  void SetDepth(int64_t depth) override { depth_->Set(static_cast<double>(depth)); }
+  void ObserveQueueDuration(double s) override { queue_->Observe(s); }
+  void ObserveWorkDuration(double s) override { work_->Observe(s); }
+  void SetUnfinishedWorkSeconds(double s) override { unfinished_->Set(s); }
+  void SetLongestRunningProcessorSeconds(double s) override { longest_->Set(s); }
+  void Retry() override { retries_->Increment(); }
+
+ private:
+  prometheus::Gauge* depth_;
+  prometheus::Counter* adds_;
+  prometheus::Histogram* queue_;
+  prometheus::Histogram* work_;
+  prometheus::Gauge* unfinished_;
+  prometheus::Gauge* longest_;
+  prometheus::Counter* retries_;
+};
+
+}  // namespace
+
+std::unique_ptr<workqueue::WorkqueueMetrics> PrometheusWorkqueueMetrics::NewQueueMetrics(
+    std::string_view name) {
+  return std::make_unique<QueueMetrics>(registry_, std::string(name));
+}
+
+TrainJobMetrics::TrainJobMetrics(metrics::Registry& registry,
+                                 std::function<std::chrono::system_clock::time_point()> now)
+    : registry_(registry), now_(std::move(now)) {
+  if (!now_) now_ = [] { return std::chrono::system_clock::now(); };
+  applied_seconds_ =
+      &registry
+           .Histogram("trainer_trainjob_objects_applied_seconds",
+                      "Seconds from TrainJob creation until its objects were first applied")
+           .Add({}, metrics::ExponentialBuckets(0.01, 2, 16));
+  ready_seconds_ =
+      &registry
+           .Histogram("trainer_trainjob_jobset_ready_seconds",
+                      "Seconds from TrainJob creation until every replicated job of its JobSet "
+                      "was ready")
+           .Add({}, metrics::ExponentialBuckets(0.5, 2, 16));
+  apply_errors_ = &registry.Counter("trainer_trainjob_apply_errors_total",
+                                    "Failed server-side applies of TrainJob objects by kind");
+  skipped_ = &registry
+                  .Counter("trainer_trainjob_apply_skipped_total",
+                           "Applies skipped because the live object already carries the "
+                           "desired content")
+                  .Add({});
+  states_ = &registry.Gauge("trainer_trainjobs", "TrainJobs by state");
+  for (const char* s : {"Created", "Suspended", "Running", "Complete", "Failed"}) {
+    states_->Add({{"state", s}}).Set(0);
+  }
+}
+
+double TrainJobMetrics::SinceCreation(const api::TrainJob& job) const {
+  std::optional<std::chrono::system_clock::time_point> created =
+      kube::ParseTime(job.metadata.creation_timestamp);
+  if (!created) return -1;
+  return std::chrono::duration<double>(now_() - *created).count();
+}
+
+TrainJobMetrics::Seen& TrainJobMetrics::Entry(const api::TrainJob& job) {
+  Seen& s = seen_[kube::ObjectKey(job.metadata.namespace_, job.metadata.name)];
+  if (s.uid != job.metadata.uid) {
+    s.uid = job.metadata.uid;
+    s.applied = s.ready = false;
+  }
+  return s;
+}
+
+void TrainJobMetrics::ObjectsApplied(const api::TrainJob& job) {
+  double since = SinceCreation(job);
+  std::lock_guard<std::mutex> lock(mu_);
+  Seen& s = Entry(job);
+  if (s.applied || since < 0) return;
+  s.applied = true;
+  applied_seconds_->Observe(since);
+}
+
+void TrainJobMetrics::JobSetReady(const api::TrainJob& job) {
+  double since = SinceCreation(job);
+  std::lock_guard<std::mutex> lock(mu_);
+  Seen& s = Entry(job);
+  if (s.ready || since < 0) return;
+  s.ready = true;
+  ready_seconds_->Observe(since);
+}
+
+void TrainJobMetrics::ApplyError(std::string_view kind) {
+  apply_errors_->Add({{"kind", std::string(kind)}}).Increment();
+}
+
+void TrainJobMetrics::ApplySkipped() { skipped_->Increment(); }
+
+void TrainJobMetrics::State(std::string_view key, std::string_view state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = seen_.find(std::string(key));
+  std::string old = it != seen_.end() ? it->second.state : "";
+  if (old == state) return;
+  if (!old.empty()) states_->Add({{"state", old}}).Decrement();
+  if (state.empty()) {
+    if (it != seen_.end()) seen_.erase(it);
+    return;
+  }
+  states_->Add({{"state", std::string(state)}}).Increment();
+  seen_[std::string(key)].state = state;
+}
+
+}  // namespace trainer::controller

@@ -1,0 +1,48 @@
+// OverlayReader: a framework::Reader over a base reader (the informer caches) that also sees the
+// objects the current thread applied in its current reconcile pass. The informer learns about an
+// applied object only when its watch event arrives; without the overlay the JobSet plugin's status
+// step, run right after the apply in the same pass, would find no JobSet and fail the pass
+// (upstream's first reconcile of every TrainJob ends in that error and a requeue).
+//
+//   OverlayReader reader(cache);
+//   { OverlayReader::Scope scope(reader);      // one per reconcile pass, on the worker thread
+//     reader.Remember(applied_jobset);         // visible to Get on this thread until scope ends
+//   }
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "runtime/framework/reader.h"
+
+namespace trainer::controller {
+
+class OverlayReader final : public framework::Reader {
+ public:
+  explicit OverlayReader(const framework::Reader& base) : base_(base) {}
+
+  // Starts (and on destruction ends) the calling thread's overlay for one pass.
+  class Scope {
+   public:
+    explicit Scope(OverlayReader& reader);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    OverlayReader& reader_;
+  };
+
+  // Makes `object` (apiVersion, kind, metadata.namespace/name) visible to this thread's Gets
+  // until its Scope ends. No-op outside a Scope.
+  void Remember(const json::Value& object);
+
+  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+                            std::string_view name) const override;
+
+ private:
+  const framework::Reader& base_;
+};
+
+}  // namespace trainer::controller

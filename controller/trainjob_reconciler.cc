@@ -1,0 +1,441 @@
+// The TrainJob reconcile pass (upstream pkg/controller/trainjob_controller.go, v2.3.0 + HEAD's
+// terminal Failed condition).
+#include "controller/trainjob_reconciler.h"
+
+#include <algorithm>
+
+#include "common/kube/meta.h"
+#include "common/kube/rest_mapper.h"
+#include "runtime/api/codec.h"
+#include "runtime/api/defaults.h"
+#include "runtime/framework/trainjob.h"
+
+namespace trainer::controller {
+
+namespace {
+
+constexpr char kFieldManager[] = "trainer";
+const framework::GroupVersionKind kTrainJobGVK{"trainer.kubeflow.org", "v1alpha1", "TrainJob"};
+
+framework::GroupVersionKind ToFramework(const kube::GroupVersionKind& gvk) {
+  return {gvk.group, gvk.version, gvk.kind};
+}
+
+const api::Condition* FindCondition(const std::vector<api::Condition>& conditions,
+                                    std::string_view type) {
+  for (const api::Condition& c : conditions) {
+    if (c.type == type) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+bool RemoveCondition(std::vector<api::Condition>& conditions, std::string_view type) {
+  auto it = std::remove_if(conditions.begin(), conditions.end(),
+                           [&](const api::Condition& c) { return c.type == type; });
+  bool removed = it != conditions.end();
+  conditions.erase(it, conditions.end());
+  return removed;
+}
+
+api::Condition MakeCondition(std::string_view type, std::string_view status,
+                             std::string_view reason, std::string message) {
+  api::Condition c;
+  c.type = type;
+  c.status = status;
+  c.reason = reason;
+  c.message = std::move(message);
+  return c;
+}
+
+// "JobSet ns/name" for messages.
+std::string Describe(const json::Value& obj) {
+  std::string kind = kube::GroupVersionKind::Of(obj).kind;
+  return (kind.empty() ? std::string("object") : kind) + " " + kube::ObjectKeyOf(obj);
+}
+
+// The TrainJob document as the `regarding` object of an event (list items may lack kind).
+json::Value RegardingOf(const json::Value& trainjob) {
+  json::Value out = json::Value::Object();
+  out.Set("apiVersion", api::kAPIVersion);
+  out.Set("kind", api::kTrainJobKind);
+  if (const json::Value* meta = trainjob.Find("metadata")) {
+    out.Set("metadata", meta->Clone());
+  }
+  return out;
+}
+
+bool ManagedByOther(const json::Value& trainjob) {
+  const json::Value* spec = trainjob.Find("spec");
+  const json::Value* managed_by = spec != nullptr ? spec->Find("managedBy") : nullptr;
+  if (managed_by == nullptr || !managed_by->IsString()) {
+    return false;
+  }
+  return managed_by->AsString() != api::kTrainJobControllerManagedBy;
+}
+
+std::string StateOf(const api::TrainJob& job) {
+  const std::vector<api::Condition>& cs = job.status.conditions;
+  if (framework::IsStatusConditionTrue(cs, kConditionComplete)) return "Complete";
+  if (framework::IsStatusConditionTrue(cs, kConditionFailed)) return "Failed";
+  if (job.spec.suspend.value_or(false)) return "Suspended";
+  for (const api::JobStatus& js : job.status.jobs_status) {
+    if (js.active > 0) return "Running";
+  }
+  return "Created";
+}
+
+}  // namespace
+
+std::string CreationFailedNote(std::string_view error) {
+  constexpr size_t kMaxRunes = 950;
+  size_t runes = 0;
+  size_t cut = error.size();
+  for (size_t i = 0; i < error.size(); ++i) {
+    // A rune starts at every byte that is not a UTF-8 continuation byte.
+    if ((static_cast<unsigned char>(error[i]) & 0xC0) != 0x80) {
+      if (runes == kMaxRunes) {
+        cut = i;
+        break;
+      }
+      ++runes;
+    }
+  }
+  std::string note = "TrainJob resources reconciliation failed: ";
+  note.append(error.substr(0, cut));
+  // Upstream appends " ..." when the error is longer than 950 bytes (len() counts bytes).
+  if (error.size() > kMaxRunes) {
+    note += " ...";
+  }
+  return note;
+}
+
+bool UpToDate(const json::Value& live, std::string_view hash) {
+  const json::Value* meta = live.Find("metadata");
+  if (meta == nullptr) return false;
+  const json::Value* annotations = meta->Find("annotations");
+  const json::Value* have = annotations != nullptr ? annotations->Find(kAppliedHashAnnotation)
+                                                   : nullptr;
+  if (have == nullptr || !have->IsString() || have->AsString() != hash) {
+    return false;
+  }
+  // Someone else wrote the object (kubectl edit, another controller): their change may touch a
+  // field we own, so apply again to take it back. Status writers do not count.
+  const json::Value* managed = meta->Find("managedFields");
+  if (managed != nullptr && managed->IsArray()) {
+    for (const json::Value& entry : managed->elements()) {
+      const json::Value* sub = entry.Find("subresource");
+      if (sub != nullptr && sub->IsString() && !sub->AsString().empty()) continue;
+      const json::Value* manager = entry.Find("manager");
+      if (manager == nullptr || !manager->IsString() || manager->AsString() != kFieldManager) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool JobSetAllReady(const json::Value& jobset) {
+  const json::Value* spec = jobset.Find("spec");
+  const json::Value* rjobs = spec != nullptr ? spec->Find("replicatedJobs") : nullptr;
+  const json::Value* status = jobset.Find("status");
+  const json::Value* rstatus = status != nullptr ? status->Find("replicatedJobsStatus") : nullptr;
+  if (rjobs == nullptr || !rjobs->IsArray() || rjobs->empty() || rstatus == nullptr ||
+      !rstatus->IsArray()) {
+    return false;
+  }
+  for (const json::Value& rj : rjobs->elements()) {
+    const json::Value* name = rj.Find("name");
+    if (name == nullptr || !name->IsString()) return false;
+    const json::Value* replicas = rj.Find("replicas");
+    int64_t want = replicas != nullptr && replicas->IsNumber() ? replicas->AsInt() : 1;
+    const json::Value* st = json::FindByKey(*rstatus, "name", name->AsString());
+    if (st == nullptr) return false;
+    int64_t ready = 0;
+    for (const char* counter : {"ready", "succeeded"}) {
+      const json::Value* v = st->Find(counter);
+      ready += v != nullptr && v->IsNumber() ? v->AsInt() : 0;
+    }
+    if (ready < want) return false;
+  }
+  return true;
+}
+
+json::Value StatusMergePatch(const api::TrainJobStatus& prev, const api::TrainJobStatus& next) {
+  json::Value before = api::EncodeTrainJobStatus(prev);
+  json::Value after = api::EncodeTrainJobStatus(next);
+  json::Value status = json::Value::Object();
+  for (const json::Member& m : after.members()) {
+    const json::Value* old = before.Find(m.first);
+    if (old == nullptr || *old != m.second) {
+      status.Set(m.first, m.second.Clone());
+    }
+  }
+  for (const json::Member& m : before.members()) {
+    if (!after.Has(m.first)) {
+      status.Set(m.first, json::Value());
+    }
+  }
+  if (status.empty()) {
+    return json::Value();
+  }
+  json::Value patch = json::Value::Object();
+  patch.Set("status", std::move(status));
+  return patch;
+}
+
+TrainJobReconciler::TrainJobReconciler(Deps deps, ReconcilerOptions options)
+    : deps_(std::move(deps)), options_(options) {
+  if (!deps_.now) {
+    deps_.now = [] { return std::chrono::system_clock::now(); };
+  }
+}
+
+std::string TrainJobReconciler::Now() const { return kube::FormatTime(deps_.now()); }
+
+ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_view name) {
+  const std::string key = kube::ObjectKey(ns, name);
+  StatusOr<json::Value> live = deps_.reader->Get(kTrainJobGVK, ns, name);
+  if (!live.ok()) {
+    if (IsNotFound(live.status())) {
+      if (deps_.observer) deps_.observer->State(key, "");
+      return {};
+    }
+    return {live.status().WithContext("getting TrainJob " + key)};
+  }
+  if (ManagedByOther(*live)) {
+    if (deps_.observer) deps_.observer->State(key, "");
+    return {};
+  }
+  StatusOr<api::TrainJob> decoded = api::DecodeTrainJob(*live);
+  if (!decoded.ok()) {
+    return {decoded.status().WithContext("decoding TrainJob " + key)};
+  }
+  api::TrainJob& job = *decoded;
+  const api::TrainJobStatus prev = api::Clone(job.status);
+  std::optional<OverlayReader::Scope> scope;
+  if (deps_.overlay != nullptr) {
+    scope.emplace(*deps_.overlay);
+  }
+  auto now_fn = [this] { return Now(); };
+
+  Status err;
+  bool apply_failed = false;
+  const std::string runtime_key = api::RuntimeRegistryKey(job.spec.runtime_ref);
+  core::Runtime* runtime = deps_.runtimes ? deps_.runtimes(runtime_key) : nullptr;
+  if (runtime == nullptr) {
+    // Upstream sets this condition and then dereferences the missing runtime, so the condition
+    // is never written (§10.12). Failed is terminal: write it and stop retrying.
+    std::string message = "unsupported runtime: " + runtime_key;
+    framework::SetStatusCondition(
+        job.status.conditions,
+        MakeCondition(kConditionFailed, "True", kReasonRuntimeNotSupported, message), now_fn);
+  } else if (!framework::IsTrainJobFinished(job)) {
+    Applied applied;
+    std::string failed_object;
+    bool build_failed = false;
+    err = ApplyObjects(*runtime, job, &applied, &failed_object, &build_failed);
+    if (!err.ok()) {
+      apply_failed = true;
+      RecordFailure(*live, err);
+      std::string message = build_failed ? err.message() : failed_object + ": " + err.message();
+      framework::SetStatusCondition(
+          job.status.conditions,
+          MakeCondition(kConditionResourcesCreationFailed, "True",
+                        build_failed ? kReasonBuildFailed : kReasonApplyFailed, message),
+          now_fn);
+    } else {
+      RemoveCondition(job.status.conditions, kConditionResourcesCreationFailed);
+      if (applied.jobset_created && deps_.observer) deps_.observer->ObjectsApplied(job);
+    }
+  }
+
+  // setSuspendedCondition.
+  if (job.spec.suspend.value_or(false)) {
+    framework::SetStatusCondition(
+        job.status.conditions,
+        MakeCondition(kConditionSuspended, "True", kReasonSuspended, kMessageSuspended), now_fn);
+  } else if (framework::IsStatusConditionTrue(job.status.conditions, kConditionSuspended)) {
+    framework::SetStatusCondition(
+        job.status.conditions,
+        MakeCondition(kConditionSuspended, "False", kReasonResumed, kMessageResumed), now_fn);
+  }
+
+  // setTrainJobStatus: the runtime's status, keeping a deadline Failed condition.
+  if (runtime != nullptr) {
+    std::optional<api::Condition> deadline_cond;
+    if (const api::Condition* c = FindCondition(job.status.conditions, kConditionFailed);
+        c != nullptr && c->reason == kReasonDeadlineExceeded) {
+      deadline_cond = *c;
+    }
+    StatusOr<std::optional<api::TrainJobStatus>> status = runtime->TrainJobStatus(job);
+    if (!status.ok()) {
+      // Without a JobSet (its apply just failed) there is no status to read: that is the same
+      // error, already reported.
+      if (!(apply_failed && IsNotFound(status.status()))) {
+        err = err.ok() ? status.status() : err;
+      }
+    } else if (status->has_value()) {
+      job.status = std::move(**status);
+    }
+    if (deadline_cond) {
+      framework::SetStatusCondition(job.status.conditions, *deadline_cond, now_fn);
+    }
+  }
+
+  if (options_.lifecycle_conditions && runtime != nullptr && !apply_failed) {
+    StatusOr<json::Value> jobset =
+        deps_.reader->Get({"jobset.x-k8s.io", "v1alpha2", "JobSet"}, job.metadata.namespace_,
+                          job.metadata.name);
+    if (jobset.ok()) {
+      framework::SetStatusCondition(
+          job.status.conditions,
+          MakeCondition(kConditionCreated, "True", "ResourcesCreated",
+                        "TrainJob resources are created"),
+          now_fn);
+    }
+    bool running = !framework::IsTrainJobFinished(job) && !job.spec.suspend.value_or(false) &&
+                   std::any_of(job.status.jobs_status.begin(), job.status.jobs_status.end(),
+                               [](const api::JobStatus& js) { return js.active > 0; });
+    if (running) {
+      framework::SetStatusCondition(
+          job.status.conditions,
+          MakeCondition(kConditionRunning, "True", "JobsRunning", "TrainJob is running"), now_fn);
+    } else if (FindCondition(job.status.conditions, kConditionRunning) != nullptr) {
+      framework::SetStatusCondition(
+          job.status.conditions,
+          MakeCondition(kConditionRunning, "False", "JobsNotRunning", "TrainJob is not running"),
+          now_fn);
+    }
+  }
+
+  ReconcileResult result;
+  result.requeue_after = ReconcileDeadline(job);
+
+  Status patch_err = PatchStatus(job, prev);
+  if (!patch_err.ok() && err.ok()) {
+    err = patch_err;
+  }
+  if (deps_.observer != nullptr) {
+    deps_.observer->State(key, StateOf(job));
+    if (!framework::IsTrainJobFinished(job)) {
+      StatusOr<json::Value> jobset = deps_.reader->Get({"jobset.x-k8s.io", "v1alpha2", "JobSet"},
+                                                       job.metadata.namespace_, job.metadata.name);
+      if (jobset.ok() && JobSetAllReady(*jobset)) deps_.observer->JobSetReady(job);
+    }
+  }
+  result.error = err;
+  return result;
+}
+
+Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::TrainJob& job, Applied* applied,
+                                        std::string* failed_object, bool* build_failed) {
+  StatusOr<std::vector<json::Value>> objects = runtime.NewObjects(job);
+  if (!objects.ok()) {
+    *build_failed = true;
+    return objects.status();
+  }
+  for (json::Value& obj : *objects) {
+    kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(obj);
+    bool is_jobset = gvk.group == "jobset.x-k8s.io" && gvk.kind == "JobSet";
+    bool existed = true;
+    if (is_jobset) {
+      existed = deps_.reader->Get(ToFramework(gvk), kube::Namespace(obj), kube::Name(obj)).ok();
+    }
+    std::string what = Describe(obj);
+    bool skipped = false;
+    StatusOr<json::Value> out = ApplyOne(std::move(obj), &skipped);
+    if (!out.ok()) {
+      *failed_object = what;
+      if (deps_.observer) deps_.observer->ApplyError(gvk.kind);
+      return out.status();
+    }
+    applied->any = applied->any || !skipped;
+    if (is_jobset && !existed && !skipped) {
+      applied->jobset_created = true;
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<json::Value> TrainJobReconciler::ApplyOne(json::Value obj, bool* skipped) {
+  kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(obj);
+  std::string ns(kube::Namespace(obj));
+  std::string name(kube::Name(obj));
+  if (json::Value* meta = obj.Find("metadata"); meta != nullptr) {
+    if (json::Value* ann = meta->Find("annotations"); ann != nullptr && ann->IsObject()) {
+      ann->Erase(kAppliedHashAnnotation);
+    }
+  }
+  const std::string hash = json::Hash(obj);
+  StatusOr<json::Value> live = deps_.reader->Get(ToFramework(gvk), ns, name);
+  if (live.ok() && UpToDate(*live, hash)) {
+    *skipped = true;
+    if (deps_.observer) deps_.observer->ApplySkipped();
+    return std::move(*live);
+  }
+  obj["metadata"]["annotations"].Set(kAppliedHashAnnotation, hash);
+  ASSIGN_OR_RETURN(const kube::ResourceMapping* mapping, kube::MappingFor(gvk));
+  StatusOr<json::Value> out =
+      deps_.writer->Apply(mapping->gvr, mapping->namespaced ? ns : "", obj,
+                          kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
+  if (out.ok() && deps_.overlay != nullptr) {
+    deps_.overlay->Remember(*out);
+  }
+  return out;
+}
+
+void TrainJobReconciler::RecordFailure(const json::Value& trainjob, const Status& error) {
+  if (deps_.events == nullptr) return;
+  deps_.events
+      ->Event(RegardingOf(trainjob), "Warning", kEventReasonCreationFailed,
+              kEventActionReconciling, CreationFailedNote(error.message()))
+      .IgnoreError();
+}
+
+std::optional<std::chrono::milliseconds> TrainJobReconciler::ReconcileDeadline(api::TrainJob& job) {
+  const int64_t ads = job.spec.active_deadline_seconds.value_or(0);
+  if (ads == 0 || framework::IsTrainJobFinished(job) || job.spec.suspend.value_or(false)) {
+    return std::nullopt;
+  }
+  std::optional<std::chrono::system_clock::time_point> start =
+      kube::ParseTime(job.metadata.creation_timestamp);
+  if (const api::Condition* c = FindCondition(job.status.conditions, kConditionSuspended);
+      c != nullptr && c->status == "False") {
+    start = kube::ParseTime(c->last_transition_time);
+  }
+  if (!start) {
+    return std::nullopt;
+  }
+  const auto deadline = *start + std::chrono::seconds(ads);
+  const auto now = deps_.now();
+  if (now > deadline) {
+    framework::SetStatusCondition(
+        job.status.conditions,
+        MakeCondition(kConditionFailed, "True", kReasonDeadlineExceeded, kMessageDeadlineExceeded),
+        [this] { return Now(); });
+    // Errors other than NotFound are only logged upstream; the next pass (Failed is terminal)
+    // does not retry, so we do not either.
+    deps_.writer->Delete(kube::kJobSets, job.metadata.namespace_, job.metadata.name).IgnoreError();
+    return std::nullopt;
+  }
+  auto until = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+  return std::max(until, std::chrono::milliseconds(1000));
+}
+
+Status TrainJobReconciler::PatchStatus(const api::TrainJob& job, const api::TrainJobStatus& prev) {
+  json::Value patch = StatusMergePatch(prev, job.status);
+  if (patch.IsNull()) {
+    return OkStatus();
+  }
+  StatusOr<json::Value> out = deps_.writer->PatchStatus(
+      kube::kTrainJobs, job.metadata.namespace_, job.metadata.name, kube::PatchType::kMerge, patch);
+  if (!out.ok() && !IsNotFound(out.status())) {
+    return out.status().WithContext("patching status of TrainJob " +
+                                    kube::ObjectKey(job.metadata.namespace_, job.metadata.name));
+  }
+  return OkStatus();
+}
+
+}  // namespace trainer::controller
