@@ -1,0 +1,52 @@
+// The TrainJob webhooks (upstream pkg/webhooks/trainjob_webhook.go).
+//
+// TrainJobDefaulter (mutating): sets spec.runtimePatches[].time as upstream's defaulter does
+// (api::DefaultRuntimePatchTimes), and translates the deprecated v2.1 spec.podTemplateOverrides
+// into its spec.runtimePatches entry with a warning (api::TranslatePodTemplateOverrides). The
+// answer is a JSONPatch computed between the object as received and the object with only those
+// edits applied to it, so fields we do not model (or do not know) are never removed — what
+// controller-runtime achieves by dropping `remove` operations for unknown fields. The
+// podTemplateOverrides field itself is kept, so the validator can still check it against the
+// runtime as v2.1 did.
+//
+// TrainJobValidator (validating): `unsupported runtime: <key>` for an unknown runtimeRef, else
+// the runtime's ValidateObjects (create: old = null) plus v2.1's podTemplateOverrides checks;
+// errors deny (403 Forbidden, apimachinery's aggregate text), warnings always pass through.
+// DELETE is allowed without checks in both, as upstream.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "runtime/core/registry.h"
+#include "runtime/framework/reader.h"
+#include "webhook/admission.h"
+
+namespace trainer::webhook {
+
+class TrainJobDefaulter final : public AdmissionHandler {
+ public:
+  // `now` returns the current time in RFC 3339 at second precision ("2026-01-02T03:04:05Z").
+  explicit TrainJobDefaulter(std::function<std::string()> now) : now_(std::move(now)) {}
+  AdmissionResponse Handle(const AdmissionRequest& request) override;
+
+ private:
+  std::function<std::string()> now_;
+};
+
+class TrainJobValidator final : public AdmissionHandler {
+ public:
+  // Both must outlive the validator; `reader` is the one the runtimes read through.
+  TrainJobValidator(const core::Runtimes* runtimes, const framework::Reader* reader)
+      : runtimes_(runtimes), reader_(reader) {}
+  AdmissionResponse Handle(const AdmissionRequest& request) override;
+
+ private:
+  const core::Runtimes* runtimes_;
+  const framework::Reader* reader_;
+};
+
+// The RFC 3339 UTC time of the system clock, second precision.
+std::string NowRfc3339();
+
+}  // namespace trainer::webhook
