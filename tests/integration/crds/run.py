@@ -46,6 +46,13 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 CASES_DIR = os.path.join(ROOT, "tests", "integration", "crds", "cases")
 GROUP = "trainer.kubeflow.org"
 CLUSTER_SCOPED = {"ClusterTrainingRuntime"}
+# CEL rules no object can break, with the reason; every other rule needs a rejecting case.
+UNREACHABLE_RULES = {
+    ("trainjobs", "spec.runtimePatches[].manager", "field is immutable"):
+        "manager is the key of the runtimePatches list map: a changed manager is a new entry with "
+        "no old value, so this transition rule never has an oldSelf to compare with (the case "
+        "'manager is immutable, but ...' shows the change being accepted)",
+}
 PLURALS = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes",
            "ClusterTrainingRuntime": "clustertrainingruntimes"}
 OWNER_LABEL = "trainer-cpp.crds-test/owned"
@@ -140,6 +147,18 @@ def substitute(node, old, new):
     return new if node == old else node
 
 
+def _rules(schema, path):
+    """(field path with [] for list items, rule) for every x-kubernetes-validations rule."""
+    for rule in schema.get("x-kubernetes-validations", []):
+        yield path, rule
+    for name, sub in (schema.get("properties") or {}).items():
+        yield from _rules(sub, f"{path}.{name}" if path else name)
+    if isinstance(schema.get("items"), dict):
+        yield from _rules(schema["items"], path + "[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        yield from _rules(schema["additionalProperties"], path + "[*]")
+
+
 # ---- the run ----
 
 class Run:
@@ -148,7 +167,7 @@ class Run:
         self.ns = f"crds-test-{os.getpid()}"
         self.failures = []
         self.passed = 0
-        self.rules_rejected = set()
+        self.rejections = []  # (plural, expected message) of each passing rejection
 
     def fail(self, where, why):
         self.failures.append(f"{where}: {why}")
@@ -214,6 +233,7 @@ class Run:
 
     def run_case(self, label, name, objects, case, kind):
         last = None  # (kind, name) of the object the case works on
+        rejections = []
         for n, step in enumerate(case["steps"]):
             where = f"{label} (step {n + 1})"
             if kind:
@@ -233,10 +253,38 @@ class Run:
                                     stdin=json.dumps(obj), check=False)
             if not self.check_result(where, step, result):
                 return
+            if "reject" in step:
+                rejections.append((PLURALS[last[0]], " ".join(step["reject"].split())))
             if "expect" in step and not self.check_expect(where, last, step["expect"]):
                 return
+        self.rejections.extend(rejections)
         self.passed += 1
         print(f"ok   {label}")
+
+    def check_rule_coverage(self):
+        """Every CEL rule of every CRD must have been hit by a rejecting step (the expected text
+        names the rule's field path and message)."""
+        total = 0
+        for path in sorted(glob.glob(os.path.join(ROOT, "deploy", "crds", "*.yaml"))):
+            crd = yaml.safe_load(open(path, encoding="utf-8"))
+            plural = crd["spec"]["names"]["plural"]
+            schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+            for field, rule in _rules(schema, ""):
+                total += 1
+                key = (plural, field or "<nil>", rule["message"])
+                if key in UNREACHABLE_RULES:
+                    print(f"note {plural} {key[1]}: {rule['rule']!r} cannot be broken: "
+                          f"{UNREACHABLE_RULES[key]}")
+                    continue
+                prefix = (field or "<nil>") + ": "
+                hit = any(p == plural and re.sub(r"\[\d+\]", "[]", text).startswith(prefix)
+                          and rule["message"] in text for p, text in self.rejections)
+                if hit:
+                    self.passed += 1
+                else:
+                    self.fail(f"rule coverage {plural} {prefix}{rule['rule']}",
+                              f"no case is rejected with {rule['message']!r}")
+        print(f"checked that each of the {total} CEL rules of the CRDs rejected a case")
 
     def build(self, step, objects, name, where):
         if "object" in step:
@@ -392,6 +440,7 @@ def main():
     run.setup()
     try:
         run.run_case_files()
+        run.check_rule_coverage()
         run.check_explain()
         run.check_printer_columns()
         run.apply_examples()
