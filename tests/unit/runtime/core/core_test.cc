@@ -262,12 +262,12 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
   - manager: trainer.kubeflow.org/a
     trainingRuntimeSpec: {template: {metadata: {labels: {jobset-label: patched, extra: x}}}}
   - manager: trainer.kubeflow.org/b
-    trainingRuntimeSpec: {template: {metadata: {labels: {extra: later}, annotations: {n: v}}}}
+    trainingRuntimeSpec: {template: {metadata: {labels: {extra: later}, annotations: {note: v}}}}
 )"));
     REQUIRE(objs.ok());
     const json::Value& meta = *(*objs)[1].Find("metadata");
     CHECK(Canon(*meta.Find("labels")) == R"({"extra":"later","jobset-label":"patched"})");
-    CHECK(Canon(*meta.Find("annotations")) == R"({"jobset-annotation":"b","n":"v"})");
+    CHECK(Canon(*meta.Find("annotations")) == R"({"jobset-annotation":"b","note":"v"})");
   }
   SECTION("succeeded to build JobSet with TrainJob's RuntimePatches targeting the same job with different values") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(

@@ -163,7 +163,7 @@ TEST_CASE("TestPodNetworkPlugins", "[framework]") {
   }
 }
 
-TEST_CASE("TestTrainJobStatusPlugins", "[framework]") {
+TEST_CASE("TestRunTrainJobStatusPlugin", "[framework]") {
   SECTION("no status plugin keeps the status") {
     auto s = Empty()->RunTrainJobStatusPlugin(Job("{}"));
     REQUIRE(s.ok());

@@ -383,7 +383,7 @@ TEST_CASE("TestBuilderInitializer", "[jobset]") {
   SECTION("dataset initializer merges Dataset.Env with storageUri and upserts pre-existing container env") {
     json::Value js = BuildWith(kInitializerSpec, Job(R"(
   runtimeRef: {name: rt}
-  initializer: {dataset: {storageUri: hf://d, env: [{name: STORAGE_URI, value: hf://override}, {name: X, value: y}]}}
+  initializer: {dataset: {storageUri: hf://d, env: [{name: STORAGE_URI, value: hf://override}, {name: X, value: 'y'}]}}
 )"));
     CHECK(Canon(*ContainerOf(js, 0).Find("env")) ==
           R"([{"name":"STORAGE_URI","value":"hf://override"},{"name":"X","value":"y"}])");
@@ -439,7 +439,7 @@ TEST_CASE("TestBuilderTrainer", "[jobset]") {
     json::Value js = BuildWith(
         "{replicatedJobs: [{name: node, replicas: 3, template: {spec: {template: {spec: "
         "{containers: [{name: node, image: a}]}}}}}]}",
-        Job("{runtimeRef: {name: rt}, trainer: {image: b, env: [{name: X, value: y}]}}"));
+        Job("{runtimeRef: {name: rt}, trainer: {image: b, env: [{name: X, value: 'y'}]}}"));
     CHECK(js["spec"]["replicatedJobs"].at(0)["replicas"].AsInt() == 3);
     CHECK(ContainerOf(js, 0).Find("image")->AsString() == "a");
     CHECK(ContainerOf(js, 0).Find("env") == nullptr);
@@ -449,7 +449,7 @@ TEST_CASE("TestBuilderTrainer", "[jobset]") {
     json::Value js = BuildWith(
         "{replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: "
         "[{name: node, image: a}]}}}}}]}",
-        Job("{runtimeRef: {name: rt}, trainer: {image: b, env: [{name: X, value: y}]}}"), info);
+        Job("{runtimeRef: {name: rt}, trainer: {image: b, env: [{name: X, value: 'y'}]}}"), info);
     CHECK(ContainerOf(js, 0).Find("image")->AsString() == "a");
     CHECK(EnvNames(*ContainerOf(js, 0).Find("env")) == "X");
   }

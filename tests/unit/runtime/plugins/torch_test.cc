@@ -333,7 +333,7 @@ TEST_CASE("TestTorchValidate", "[torch]") {
     framework::Info info = TorchInfo();
     field::ValidationResult r = t.Validate(
         &info, nullptr,
-        Job("j", "{numNodes: 2, command: [tune, run], args: [model.lora_attn_modules=[q_proj]]}",
+        Job("j", "{numNodes: 2, command: [tune, run], args: ['model.lora_attn_modules=[q_proj]']}",
             "torchtune-llama3.3-70b"));
     CHECK(Errors(r) ==
           "spec.trainer.numNodes: Invalid value: 2: LoRA fine-tuning is not supported for "
@@ -342,7 +342,7 @@ TEST_CASE("TestTorchValidate", "[torch]") {
   SECTION("lora is supported for single-node training in torchtune") {
     framework::Info info = TorchInfo();
     CHECK(t.Validate(&info, nullptr,
-                     Job("j", "{command: [tune, run], args: [model.lora_attn_modules=[q_proj]]}",
+                     Job("j", "{command: [tune, run], args: ['model.lora_attn_modules=[q_proj]']}",
                          "torchtune-llama3.2-1b"))
               .ok());
   }
