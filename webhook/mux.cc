@@ -105,6 +105,17 @@ HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
       reason = ReasonForCode(400);
     } else {
       AdmissionResponse resp = Invoke(ep, *req);
+      if (log::V(5)) {
+        log::Debug(5, "admission response",
+                   {{"webhook", path},
+                    {"uid", req->uid},
+                    {"operation", req->operation},
+                    {"namespace", req->namespace_},
+                    {"name", req->name},
+                    {"allowed", resp.allowed ? "true" : "false"},
+                    {"code", std::to_string(resp.code)},
+                    {"patched", resp.patch.IsArray() ? "true" : "false"}});
+      }
       if (!resp.allowed) {
         reason = resp.reason.empty() ? ReasonForCode(resp.code) : resp.reason;
         log::Info("admission denied",
