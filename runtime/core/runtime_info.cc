@@ -35,6 +35,28 @@ const json::Value* Path(const json::Value& root, std::initializer_list<std::stri
   return v;
 }
 
+// Upstream marshals patches from typed Go structs, where a null (nil pointer, omitempty) is not
+// written: a null in a patch must not delete the runtime's value.
+json::Value WithoutNulls(const json::Value& v) {
+  if (v.IsObject()) {
+    json::Value out = json::Value::Object();
+    for (const auto& [k, child] : v.members()) {
+      if (!child.IsNull()) {
+        out.Set(k, WithoutNulls(child));
+      }
+    }
+    return out;
+  }
+  if (v.IsArray()) {
+    json::Value out = json::Value::Array();
+    for (const json::Value& e : v.elements()) {
+      out.PushBack(WithoutNulls(e));
+    }
+    return out;
+  }
+  return v.Clone();
+}
+
 // Applies every runtimePatch's template.spec, then restores the template's replicatedJob order
 // (names the template lacks sort as position 0, as Go's map lookup default does).
 Status MergeRuntimePatches(const api::TrainJob& job, json::Value& spec) {
@@ -50,7 +72,7 @@ Status MergeRuntimePatches(const api::TrainJob& job, json::Value& spec) {
     if (patch == nullptr) {
       continue;
     }
-    Status s = json::StrategicMerge(spec, *patch);
+    Status s = json::StrategicMerge(spec, WithoutNulls(*patch));
     if (!s.ok()) {
       return s.WithContext("applying spec.runtimePatches[" + std::to_string(i) + "]");
     }

@@ -256,6 +256,45 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
           R"([{"mountPath":"/data","name":"data"}])");
     CHECK(pod.Find("containers")->at(0).Find("image")->AsString() == "runtime:img");
   }
+  SECTION("succeeded to build JobSet with nil affinity overrides from the TrainJob's RuntimePatches.") {
+    json::Value doc = RuntimeDoc("TrainingRuntime");
+    doc["metadata"].Set("name", json::Value("with-affinity"));
+    doc["spec"]["template"]["spec"]["replicatedJobs"].at(2)["template"]["spec"]["template"]["spec"]
+        .Set("affinity", Yaml("{nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}}"));
+    REQUIRE(env.reader.Add(std::move(doc)).ok());
+    api::TrainJob job = Job("TrainingRuntime", R"(
+  runtimePatches:
+  - manager: trainer.kubeflow.org/test
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {affinity: null, nodeSelector: {a: b}}}}}}]}}}
+)");
+    job.spec.runtime_ref.name = "with-affinity";
+    auto objs = env.TR().NewObjects(job);
+    REQUIRE(objs.ok());
+    CHECK(PodOf((*objs)[1], 2).Find("affinity") != nullptr);
+    CHECK(Canon(*PodOf((*objs)[1], 2).Find("nodeSelector")) == R"({"a":"b"})");
+  }
+  SECTION("succeeded to build JobSet with securityContext overrides from the TrainJob's RuntimePatches.") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  runtimePatches:
+  - manager: trainer.kubeflow.org/test
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {securityContext: {runAsUser: 1000}, containers: [{name: node, securityContext: {runAsNonRoot: true}}]}}}}}]}}}
+)"));
+    REQUIRE(objs.ok());
+    CHECK(Canon(*PodOf((*objs)[1], 2).Find("securityContext")) == R"({"runAsUser":1000})");
+    CHECK(Canon(*NodeContainer((*objs)[1]).Find("securityContext")) == R"({"runAsNonRoot":true})");
+  }
+  SECTION("succeeded to build JobSet with TrainJob's RuntimePatches containing duplicate patches for same job") {
+    auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
+  runtimePatches:
+  - manager: trainer.kubeflow.org/a
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {nodeSelector: {a: b}}}}}}]}}}
+  - manager: trainer.kubeflow.org/b
+    trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {nodeSelector: {a: b}}}}}}]}}}
+)"));
+    REQUIRE(objs.ok());
+    CHECK(Canon(*PodOf((*objs)[1], 2).Find("nodeSelector")) == R"({"a":"b"})");
+    CHECK((*objs)[1]["spec"]["replicatedJobs"].size() == 3);
+  }
   SECTION("succeeded to build JobSet with labels and annotations overrides from the TrainJob's RuntimePatches.") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
   runtimePatches:
