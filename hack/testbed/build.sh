@@ -29,8 +29,8 @@ SCHED_PLUGINS_VERSION=v0.35.4-devel
 CONTROLLER_TOOLS_VERSION=v0.19.0
 # The volcano.sh/apis pseudo-version upstream Kubeflow Trainer v2.3.0 pins.
 VOLCANO_APIS_VERSION=v1.13.1-0.20251028070205-46d20c0699e7
-# Bump when the recipe below changes in a way that invalidates a built component.
-RECIPE=1
+# Bump a component's recipe when the way it is built below changes, so cached copies rebuild.
+RECIPE_ETCD=1 RECIPE_KUBE=1 RECIPE_KWOK=1 RECIPE_JOBSET=2 RECIPE_CRDS=1
 
 K8S_STAGING_VERSION="v0.${K8S_VERSION#v1.}" # v1.36.3 -> v0.36.3
 K8S_MAJOR=${K8S_VERSION#v}; K8S_MAJOR=${K8S_MAJOR%%.*}
@@ -49,12 +49,12 @@ ALL_COMPONENTS=(etcd kube kwok jobset crds)
 # The version string each component's stamp must hold to count as built.
 stamp_value() {
   case "$1" in
-    etcd) echo "etcd $ETCD_VERSION recipe $RECIPE" ;;
-    kube) echo "kubernetes $K8S_VERSION recipe $RECIPE" ;;
-    kwok) echo "kwok $KWOK_VERSION recipe $RECIPE" ;;
-    jobset) echo "jobset $JOBSET_VERSION recipe $RECIPE" ;;
+    etcd) echo "etcd $ETCD_VERSION recipe $RECIPE_ETCD" ;;
+    kube) echo "kubernetes $K8S_VERSION recipe $RECIPE_KUBE" ;;
+    kwok) echo "kwok $KWOK_VERSION recipe $RECIPE_KWOK" ;;
+    jobset) echo "jobset $JOBSET_VERSION recipe $RECIPE_JOBSET" ;;
     crds) echo "scheduler-plugins $SCHED_PLUGINS_VERSION volcano-apis $VOLCANO_APIS_VERSION" \
-      "controller-tools $CONTROLLER_TOOLS_VERSION recipe $RECIPE" ;;
+      "controller-tools $CONTROLLER_TOOLS_VERSION recipe $RECIPE_CRDS" ;;
     *) echo "build.sh: unknown component '$1' (want: ${ALL_COMPONENTS[*]})" >&2; return 2 ;;
   esac
 }
@@ -211,8 +211,9 @@ build_kwok() {
   log "building kwok $KWOK_VERSION (cold: about 1 min)..."
   cd "$SRC_DIR"
   export GOBIN="$BIN_DIR"
-  go_fetch "$logf" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" \
-    go install -trimpath -ldflags="-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  run_logged "fetching and building kwok" "$logf" \
+    go install -trimpath -ldflags="-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ||
+    die "could not fetch or build sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION through GOPROXY=$GOPROXY (full log: $logf)"
   src=$(module_dir "sigs.k8s.io/kwok@$KWOK_VERSION")
   [[ -d "$src/kustomize/stage" ]] || die "sigs.k8s.io/kwok@$KWOK_VERSION has no kustomize/stage"
   # The "fast" stages: nodes become Ready at once, pods run and (if owned by a Job) complete.
@@ -239,9 +240,11 @@ build_jobset() {
     go build -trimpath -ldflags="-s -w" -o "$BIN_DIR/jobset-controller" sigs.k8s.io/jobset
   src=$(go list -m -f '{{.Dir}}' sigs.k8s.io/jobset)
   cp "$src/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" "$CRD_DIR/jobset.yaml"
-  mkdir -p "$VDIR/jobset"
-  cp "$src/config/components/webhook/manifests.yaml" "$VDIR/jobset/webhook-manifests.yaml"
-  chmod u+w "$CRD_DIR/jobset.yaml" "$VDIR/jobset/webhook-manifests.yaml"
+  # The webhook kustomization: manifests.yaml plus the patches that give the pod webhooks their
+  # objectSelector. up.sh renders it with `kubectl kustomize` and registers the webhooks by URL.
+  rm -rf "$VDIR/jobset" && mkdir -p "$VDIR/jobset"
+  cp -r "$src/config/components/webhook" "$VDIR/jobset/webhook"
+  chmod -R u+w "$CRD_DIR/jobset.yaml" "$VDIR/jobset"
   stamp jobset
   log "jobset done"
 }
