@@ -145,6 +145,7 @@ void SetNamespace(json::Value& doc, const std::string& ns) {
 struct Inputs {
   std::optional<api::TrainJob> job;
   std::string job_where;
+  json::Value job_spec;  // spec as given (before podTemplateOverrides were translated)
   std::vector<json::Value> runtimes;  // defaulted documents for the reader
   std::vector<std::string> runtime_names;  // "Kind/name" for messages
 };
@@ -162,6 +163,9 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
                         "); give exactly one"};
     }
     SetNamespace(d.doc, opts.default_namespace);
+    if (const json::Value* spec = d.doc.Find("spec")) {
+      in.job_spec = spec->Clone();
+    }
     StatusOr<api::TrainJob> job = api::DecodeTrainJob(d.doc);
     if (!job.ok()) return InputError{d.where + ": " + job.status().message()};
     std::vector<std::string> warnings;
@@ -227,15 +231,42 @@ void PrintOne(const json::Value& v, const std::string& format, std::ostream& out
   }
 }
 
-int Validate(core::Runtime* runtime, const api::TrainJob& job, const std::string& key,
-             const std::string& format, std::ostream& out) {
+// v2.1's checks of podTemplateOverrides against the runtime template, as the webhook makes
+// them (the translated runtimePatches entry cannot carry them).
+void ValidateOverrides(const Inputs& in, const framework::Reader& reader,
+                       field::ValidationResult& result) {
+  const json::Value* overrides = in.job_spec.Find("podTemplateOverrides");
+  if (overrides == nullptr || overrides->IsNull()) {
+    return;
+  }
+  const api::RuntimeRef& ref = in.job->spec.runtime_ref;
+  bool cluster = ref.kind.value_or(api::kClusterTrainingRuntimeKind) ==
+                 api::kClusterTrainingRuntimeKind;
+  StatusOr<json::Value> rt =
+      cluster ? reader.Get(framework::ClusterTrainingRuntimeGVK(), "", ref.name)
+              : reader.Get(framework::TrainingRuntimeGVK(), in.job->metadata.namespace_, ref.name);
+  const json::Value* spec = rt.ok() ? rt->Find("spec") : nullptr;
+  const json::Value* tmpl = spec != nullptr ? spec->Find("template") : nullptr;
+  if (tmpl == nullptr) {
+    return;  // a missing runtime is already an error
+  }
+  for (std::string& detail : api::ValidatePodTemplateOverrides(in.job_spec, *tmpl)) {
+    result.errors.push_back(field::Invalid(field::NewPath("spec", "podTemplateOverrides"),
+                                           field::BadValue::Json(overrides->Clone()),
+                                           std::move(detail)));
+  }
+}
+
+int Validate(core::Runtime* runtime, const Inputs& in, const framework::Reader& reader,
+             const std::string& key, const std::string& format, std::ostream& out) {
   json::Value result = json::Value::Object();
   std::string denial;
   std::vector<std::string> warnings;
   if (runtime == nullptr) {
     denial = "unsupported runtime: " + key;
   } else {
-    field::ValidationResult r = runtime->ValidateObjects(nullptr, job);
+    field::ValidationResult r = runtime->ValidateObjects(nullptr, *in.job);
+    ValidateOverrides(in, reader, r);
     denial = r.ErrorMessage();
     warnings = std::move(r.warnings);
   }
@@ -297,7 +328,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   std::string key = api::RuntimeRegistryKey(job.spec.runtime_ref);
   core::Runtime* runtime = (*runtimes)->ForTrainJob(job);
   if (opts.validate) {
-    return Validate(runtime, job, key, opts.output, out);
+    return Validate(runtime, in, reader, key, opts.output, out);
   }
   if (runtime == nullptr) {
     err << "trainer-render: " << in.job_where << ": spec.runtimeRef: unsupported runtime: " << key
