@@ -384,6 +384,117 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
   }
 }
 
+TEST_CASE("TestTrainingRuntimeNewObjects (torchtune)", "[core]") {
+  framework::MapReader reader;
+  json::Value doc = RuntimeDoc("ClusterTrainingRuntime", ", torch: {}");
+  doc["metadata"].Set("name", json::Value("torchtune-llama3.2-1b"));
+  doc["spec"]["mlPolicy"].Set("numNodes", json::Value(1));
+  json::Value& node = doc["spec"]["template"]["spec"]["replicatedJobs"].at(2)["template"]["spec"]
+                         ["template"]["spec"]["containers"].at(0);
+  node.Set("command", Yaml("[tune, run, --rdzv_endpoint=localhost:29500, full_finetune_distributed, "
+                           "--config, llama3_2/1B_full, output_dir=/workspace/output, "
+                           "tokenizer.path=/workspace/model/tokenizer.model, "
+                           "checkpointer.checkpoint_dir=/workspace/model]"));
+  node.Set("resources", Yaml("{limits: {nvidia.com/gpu: 2}}"));
+  REQUIRE(reader.Add(std::move(doc)).ok());
+  auto runtimes = Runtimes::New(reader, [] { return std::string("now"); });
+  REQUIRE(runtimes.ok());
+  auto command = [&](std::string_view args) {
+    api::TrainJob job = testing::TrainJob(
+        "metadata: {name: tune, namespace: default}\nspec:\n  runtimeRef: {name: "
+        "torchtune-llama3.2-1b}\n  trainer: {command: [tune, run], args: " +
+        std::string(args) + "}\n");
+    auto objs = (*runtimes)->Find(kClusterTrainingRuntimeKey)->NewObjects(job);
+    REQUIRE(objs.ok());
+    std::string out;
+    for (const json::Value& a : NodeContainer((*objs)[1]).Find("command")->elements()) {
+      out += (out.empty() ? "" : " ") + a.AsString();
+    }
+    return out;
+  };
+  constexpr char kTail[] =
+      " output_dir=/workspace/output tokenizer.path=/workspace/model/tokenizer.model "
+      "checkpointer.checkpoint_dir=/workspace/model";
+  SECTION("succeeded to build JobSet with TorchTune values from the TrainJob") {
+    CHECK(command("[]") == std::string("tune run --rdzv_endpoint=tune-node-0-0.tune:29500 "
+                                       "full_finetune_distributed --config llama3_2/1B_full") +
+                               kTail);
+  }
+  SECTION("succeeded to build Jobset with TorchTune values from the TrainJob (LoRA)") {
+    CHECK(command("['model.lora_attn_modules=[q_proj,v_proj]']") ==
+          std::string("tune run --rdzv_endpoint=tune-node-0-0.tune:29500 "
+                      "lora_finetune_distributed --config llama3_2/1B_lora") +
+              kTail);
+  }
+  SECTION("succeeded to build Jobset with TorchTune values from the TrainJob (QLoRA)") {
+    CHECK(command("['model.lora_attn_modules=[q_proj,v_proj]', model.quantize_base=True]") ==
+          std::string("tune run --rdzv_endpoint=tune-node-0-0.tune:29500 "
+                      "lora_finetune_distributed --config llama3_2/1B_qlora") +
+              kTail);
+  }
+  SECTION("succeeded to build Jobset with TorchTune values from the TrainJob (DoRA)") {
+    CHECK(command("['model.lora_attn_modules=[q_proj,v_proj]', model.quantize_base=True, "
+                  "model.use_dora=True]") ==
+          std::string("tune run --rdzv_endpoint=tune-node-0-0.tune:29500 "
+                      "lora_finetune_distributed --config llama3_2/1B_lora") +
+              kTail);
+  }
+}
+
+TEST_CASE("TestRuntimeInfo", "[core]") {
+  Env env;
+  SECTION("invalid template type returns error") {
+    api::TrainJob job = Job("TrainingRuntime");
+    api::TrainingRuntimeSpec spec;
+    spec.template_ = json::Value("not a template");
+    CHECK(env.TR().RuntimeInfo(job, spec).status().message() == "unsupported runtimeTemplateSpec");
+  }
+}
+
+TEST_CASE("TestNewInfo", "[core]") {
+  api::TrainingRuntime rt = testing::Runtime(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt}
+spec:
+  mlPolicy: {numNodes: 3}
+  template:
+    metadata: {labels: {l: v}}
+    spec:
+      replicatedJobs:
+      - name: launcher
+        template:
+          spec:
+            parallelism: 0
+            template:
+              spec:
+                initContainers: [{name: init, image: init:1, command: [a]}]
+                containers: [{name: main, image: main:1, command: [b], ports: [{containerPort: 22}]}]
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {parallelism: 7, template: {spec: {containers: [{name: node, resources: {requests: {cpu: 2}}}]}}}
+)");
+  auto info = NewRuntimeInfo(Job("TrainingRuntime"), rt.spec.template_, rt.spec.ml_policy,
+                             rt.spec.pod_group_policy);
+  REQUIRE(info.ok());
+  SECTION("all arguments are specified") {
+    CHECK(info->labels == std::map<std::string, std::string>{{"l", "v"}});
+    REQUIRE(info->template_spec.pod_sets.size() == 2);
+    CHECK(*info->template_spec.pod_sets[0].count == 1);  // parallelism 0 becomes 1
+    CHECK(*info->template_spec.pod_sets[1].count == 3);  // mlPolicy.numNodes for the trainer
+    CHECK(info->template_spec.pod_sets[1].ancestor == "trainer");
+    CHECK(Canon(info->template_spec.pod_sets[1].single_pod_requests) == R"({"cpu":"2"})");
+  }
+  SECTION("image and command are extracted from containers and init containers") {
+    const framework::PodSet& ps = info->template_spec.pod_sets[0];
+    CHECK(ps.init_containers[0].image == "init:1");
+    CHECK(ps.init_containers[0].command == std::vector<std::string>{"a"});
+    CHECK(ps.containers[0].image == "main:1");
+    CHECK(Canon(ps.containers[0].ports) == R"([{"containerPort":22,"protocol":"TCP"}])");
+  }
+}
+
 TEST_CASE("TestClusterTrainingRuntimeNewObjects", "[core]") {
   Env env;
   REQUIRE(env.reader.Add(RuntimeDoc("ClusterTrainingRuntime")).ok());
@@ -469,6 +580,10 @@ TEST_CASE("TestMergeResourceRequirements", "[core]") {
   SECTION("trainjob cpu overrides runtime cpu") {
     CHECK(Canon(MergeResourceRequirements(base, Yaml("{requests: {cpu: 3}}"))) ==
           R"({"limits":{"cpu":2},"requests":{"cpu":3,"memory":"1Gi"}})");
+  }
+  SECTION("partial override keeps other runtime keys") {
+    CHECK(Canon(MergeResourceRequirements(base, Yaml("{limits: {memory: 2Gi}}"))) ==
+          R"({"limits":{"cpu":2,"memory":"2Gi"},"requests":{"cpu":1,"memory":"1Gi"}})");
   }
   SECTION("empty override returns base") {
     CHECK(Canon(MergeResourceRequirements(base, Yaml("{}"))) ==

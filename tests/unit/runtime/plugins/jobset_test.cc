@@ -103,6 +103,37 @@ replicatedJobs:
   SECTION("no initializer job") {
     CHECK(ValidateText(f, node_only, nullptr, Job("{runtimeRef: {name: rt}}")).empty());
   }
+  SECTION("no dataset initializer job") {
+    CHECK(ValidateText(f, node_only, nullptr,
+                       Job("{runtimeRef: {name: rt}, initializer: {model: {storageUri: x}}}"))
+              .find("dataset") == std::string::npos);
+  }
+  SECTION("no model initializer job") {
+    CHECK(ValidateText(f, node_only, nullptr,
+                       Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: x}}}"))
+              .find("model-initializer") == std::string::npos);
+  }
+  SECTION("valid dataset initializer with volumeClaimPolicies and volumeMount passes") {
+    framework::Info info = SpecInfo(std::string(kInitializerSpec) +
+                                    "volumeClaimPolicies: [{templates: [{metadata: {name: initializer}}]}]\n");
+    CHECK(ValidateText(f, info, nullptr,
+                       Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: x}}}"))
+              .empty());
+  }
+  SECTION("valid model initializer with volumeClaimPolicies and volumeMount passes") {
+    CHECK(ValidateText(f, full, nullptr,
+                       Job("{runtimeRef: {name: rt}, initializer: {model: {storageUri: x}}}"))
+              .empty());
+  }
+  SECTION("must have volumeMount with name - initializer in the model initializer container") {
+    framework::Info info = SpecInfo(
+        "{replicatedJobs: [{name: model-initializer, template: {spec: {template: {spec: "
+        "{containers: [{name: model-initializer, volumeMounts: [{name: other, mountPath: /m}]}]}}}}}]}");
+    CHECK(ValidateText(f, info, nullptr,
+                       Job("{runtimeRef: {name: rt}, initializer: {model: {storageUri: x}}}"))
+              .ends_with("must have volumeMount with name - initializer in container "
+                         "model-initializer of the model-initializer job"));
+  }
   SECTION("must have dataset initializer job when trainJob is configured with input datasetConfig") {
     CHECK(ValidateText(f, node_only, nullptr,
                        Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: hf://x}}}")) ==
@@ -279,9 +310,17 @@ TEST_CASE("TestSyncParallelCount", "[jobset]") {
           .PodSet(PodSet("d").NoCount())
           .Build();
   REQUIRE(f.plugin.SyncParallelCount(&info).ok());
+  const json::Value& rjobs = *info.template_spec.jobset_spec.Find("replicatedJobs");
+  SECTION("parallelism and completions are synced for matching replicatedJob by name") {
+    CHECK(Canon(*rjobs.at(0).Find("template")) == R"({"spec":{"completions":2,"parallelism":2}})");
+  }
   SECTION("multiple podSets synced to corresponding replicatedJobs") {
     CHECK(Canon(info.template_spec.jobset_spec) ==
           R"({"replicatedJobs":[{"name":"a","template":{"spec":{"completions":2,"parallelism":2}}},{"name":"b","template":{"spec":{"completions":3,"parallelism":3}}}]})");
+  }
+  SECTION("podSet with nil count is skipped") { CHECK(rjobs.size() == 2); }
+  SECTION("podSet with no matching replicatedJob name is skipped") {
+    CHECK(Canon(rjobs).find("9") == std::string::npos);
   }
 }
 
@@ -306,6 +345,22 @@ TEST_CASE("TestBuild", "[jobset]") {
         (*objs)[0]["spec"]["replicatedJobs"].at(0)["template"]["spec"]["template"]["spec"];
     CHECK(Canon(pod) ==
           R"({"containers":[{"name":"node"}],"initContainers":[{"command":["c"],"env":[{"name":"E","value":"v"}],"image":"i:1","name":"init","ports":[{"containerPort":80}],"volumeMounts":[{"mountPath":"/v","name":"v"}]}]})");
+  }
+  SECTION("multiple init containers synced") {
+    framework::Info info =
+        InfoBuilder()
+            .JobSetSpec("{replicatedJobs: [{name: node, template: {spec: {template: {spec: "
+                        "{initContainers: [{name: a}, {name: b}], containers: [{name: node}]}}}}}]}")
+            .PodSet(PodSet("node")
+                        .InitContainer("{name: a, env: [{name: A, value: '1'}]}")
+                        .InitContainer("{name: b, env: [{name: B, value: '2'}]}")
+                        .Containers({"node"}))
+            .Build();
+    StatusOr<std::vector<json::Value>> objs = f.plugin.Build(&info, job);
+    REQUIRE(objs.ok());
+    CHECK(Canon((*objs)[0]["spec"]["replicatedJobs"].at(0)["template"]["spec"]["template"]["spec"]
+                    ["initContainers"]) ==
+          R"([{"env":[{"name":"A","value":"1"}],"name":"a"},{"env":[{"name":"B","value":"2"}],"name":"b"}])");
   }
   SECTION("auto-append initContainers from podSet when missing from apply configuration") {
     framework::Info info =
@@ -443,6 +498,23 @@ TEST_CASE("TestBuilderTrainer", "[jobset]") {
     CHECK(js["spec"]["replicatedJobs"].at(0)["replicas"].AsInt() == 3);
     CHECK(ContainerOf(js, 0).Find("image")->AsString() == "a");
     CHECK(ContainerOf(js, 0).Find("env") == nullptr);
+  }
+  SECTION("trainer ancestor with resourcesPerNode leaves merge to trainingruntime") {
+    json::Value js = BuildWith(kInitializerSpec, Job(R"(
+  runtimeRef: {name: rt}
+  trainer: {resourcesPerNode: {limits: {cpu: 4}}}
+)"));
+    CHECK(ContainerOf(js, 2).Find("resources") == nullptr);
+  }
+  SECTION("trainer ancestor with MPI runLauncherAsNode composes trainer fields without duplication") {
+    framework::Info info = InfoBuilder().MLPolicy("{mpi: {runLauncherAsNode: true}}").Build();
+    json::Value js = BuildWith(
+        "{replicatedJobs: [{name: node, template: {metadata: {labels: "
+        "{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}, spec: {template: {spec: "
+        "{containers: [{name: node, image: a}]}}}}}]}",
+        Job("{runtimeRef: {name: rt}, trainer: {image: b, env: [{name: X, value: 'y'}]}}"), info);
+    CHECK(ContainerOf(js, 0).Find("image")->AsString() == "b");
+    CHECK(EnvNames(*ContainerOf(js, 0).Find("env")) == "X");
   }
   SECTION("MPI runLauncherAsNode injects Trainer.Env into node container") {
     framework::Info info = InfoBuilder().MLPolicy("{mpi: {runLauncherAsNode: true}}").Build();

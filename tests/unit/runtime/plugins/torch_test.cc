@@ -215,6 +215,42 @@ replicatedJobs:
     CHECK(EnvValue(info.template_spec.pod_sets[0].containers[1].env, "PET_MASTER_PORT") ==
           "29500");
   }
+  SECTION("envInjection with multiple containers in same target") {
+    framework::Info info =
+        InfoBuilder()
+            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [a, b]}]}}}")
+            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node", "a"}).InitContainers({"b"}))
+            .Build();
+    api::TrainJob job = Job("test-job", "{}");
+    REQUIRE(t.EnforceMLPolicy(&info, job).ok());
+    CHECK(EnvValue(info.template_spec.pod_sets[0].containers[1].env, "PET_NNODES") == "1");
+    CHECK(EnvValue(info.template_spec.pod_sets[0].init_containers[0].env, "PET_NNODES") == "1");
+  }
+  SECTION("envInjection with empty targets (no additional injection)") {
+    framework::Info info =
+        InfoBuilder()
+            .MLPolicy("{torch: {envInjection: {targets: []}}}")
+            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"init"}))
+            .Build();
+    api::TrainJob job = Job("test-job", "{}");
+    REQUIRE(t.EnforceMLPolicy(&info, job).ok());
+    CHECK(info.template_spec.pod_sets[0].init_containers[0].env.empty());
+  }
+  SECTION("envInjection with multiple targets in different jobs leaves unlisted init container unchanged") {
+    framework::Info info =
+        InfoBuilder()
+            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [a]}, "
+                      "{jobName: other, containerNames: [c]}]}}}")
+            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"a", "unlisted"}))
+            .PodSet(PodSet("other").Containers({"c"}))
+            .Build();
+    api::TrainJob job = Job("test-job", "{numNodes: 3}");
+    REQUIRE(t.EnforceMLPolicy(&info, job).ok());
+    CHECK(EnvValue(info.template_spec.pod_sets[0].init_containers[0].env, "PET_NNODES") == "3");
+    CHECK(info.template_spec.pod_sets[0].init_containers[1].env.empty());
+    CHECK(EnvValue(info.template_spec.pod_sets[1].containers[0].env, "PET_MASTER_ADDR") ==
+          "test-job-node-0-0.test-job");
+  }
   SECTION("envInjection target container does not exist") {
     framework::Info info =
         InfoBuilder()
@@ -270,6 +306,10 @@ TEST_CASE("TestTorchValidate", "[torch]") {
     CHECK(r.errors[0].field == "spec.runtimeRef");
     CHECK(r.errors[0].detail ==
           "envInjection target podSet \"node\" container \"nope\" not found in runtime template");
+  }
+  SECTION("no action when info does not have numProcPerNode") {
+    framework::Info info = TorchInfo();
+    CHECK(t.Validate(&info, nullptr, Job("j", "{numNodes: 2}")).ok());
   }
   SECTION("valid environment variable present") {
     framework::Info info = TorchInfo();
