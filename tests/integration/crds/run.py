@@ -28,7 +28,9 @@ Case files:
 A step without `reject` must succeed. Objects get metadata.name `<file>-<case number>` unless
 the step sets one, and the test namespace when the kind is namespaced.
 
-Environment: TESTBED_DIR (the test bed, with kubeconfig), optional KUBECTL.
+Environment: TESTBED_DIR (the test bed, with kubeconfig), optional KUBECTL, optional CRD_DIR
+(default deploy/crds; pointing it at another set of CRDs, e.g. upstream's, runs the same table
+against them).
 """
 
 import copy
@@ -57,6 +59,7 @@ PLURALS = {"TrainJob": "trainjobs", "TrainingRuntime": "trainingruntimes",
            "ClusterTrainingRuntime": "clustertrainingruntimes"}
 OWNER_LABEL = "trainer-cpp.crds-test/owned"
 MANAGER = "crds-test"
+CRD_DIR = os.environ.get("CRD_DIR") or os.path.join(ROOT, "deploy", "crds")
 
 
 class Kubectl:
@@ -186,13 +189,24 @@ class Run:
                                      "left its webhook registered?)")
 
     def install_crds(self):
-        files = sorted(glob.glob(os.path.join(ROOT, "deploy", "crds", "*.yaml")))
+        files = sorted(glob.glob(os.path.join(CRD_DIR, "*.yaml")))
         args = ["apply", "--server-side", "--force-conflicts", f"--field-manager={MANAGER}"]
         for f in files:
             args += ["-f", f]
         self.k.run(*args)
-        self.k.run("wait", "--for=condition=Established", "--timeout=60s",
-                   *[f"crd/{p}.{GROUP}" for p in PLURALS.values()])
+        # Polled rather than `kubectl wait`, which errors out when it reads a CRD whose status has
+        # no conditions yet.
+        deadline = time.time() + 60
+        for plural in PLURALS.values():
+            while True:
+                result = self.k.run("get", f"crd/{plural}.{GROUP}", "-o",
+                                    "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
+                                    check=False)
+                if result.stdout.strip() == "True":
+                    break
+                if time.time() > deadline:
+                    sys.exit(f"crds test: crd/{plural}.{GROUP} not Established after 60 s")
+                time.sleep(0.2)
         # The CRDs' OpenAPI reaches discovery (and kubectl explain) shortly after Established.
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -265,7 +279,7 @@ class Run:
         """Every CEL rule of every CRD must have been hit by a rejecting step (the expected text
         names the rule's field path and message)."""
         total = 0
-        for path in sorted(glob.glob(os.path.join(ROOT, "deploy", "crds", "*.yaml"))):
+        for path in sorted(glob.glob(os.path.join(CRD_DIR, "*.yaml"))):
             crd = yaml.safe_load(open(path, encoding="utf-8"))
             plural = crd["spec"]["names"]["plural"]
             schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
@@ -353,7 +367,7 @@ class Run:
 
     def check_explain(self):
         crds = {}
-        for path in glob.glob(os.path.join(ROOT, "deploy", "crds", "*.yaml")):
+        for path in glob.glob(os.path.join(CRD_DIR, "*.yaml")):
             crd = yaml.safe_load(open(path, encoding="utf-8"))
             crds[crd["spec"]["names"]["singular"]] = crd
         checks = [
@@ -366,9 +380,14 @@ class Run:
             where = f"kubectl explain {resource}.{field}"
             node = crds[resource]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
             for seg in field.split("."):
-                node = node["properties"][seg]
+                node = (node.get("properties") or {}).get(seg)
+                if node is None:
+                    break
                 if node.get("type") == "array":
                     node = dict(node, properties=node["items"].get("properties", {}))
+            if node is None:
+                self.fail(where, f"the {resource} CRD has no field {field}")
+                continue
             want = " ".join(node["description"].split())
             result = self.k.run("explain", f"{resource}.{field}", check=False)
             out = " ".join(result.stdout.split())
