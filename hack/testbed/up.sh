@@ -1,30 +1,32 @@
 #!/usr/bin/env bash
 # Starts a local Kubernetes control plane for tests and the local run: etcd, kube-apiserver and
 # kube-controller-manager (garbage collector, namespace and Job controllers only) on free
-# loopback ports, with state in $TESTBED_DIR (default <repo>/.local/testbed). Builds the
-# binaries first if needed (hack/testbed/build.sh).
+# loopback ports, with state in $TESTBED_DIR (default <repo>/.local/testbed), and installs the
+# JobSet and both PodGroup CRDs. Builds the binaries first if needed (hack/testbed/build.sh).
 #
-# Usage: hack/testbed/up.sh [--install-crds] [--jobset-controller] [--scheduler] [--kwok] [--all]
-#   --install-crds       apply the JobSet and both PodGroup CRDs (hack/testbed/install-crds.sh)
+# Usage: hack/testbed/up.sh [--no-crds] [--jobset-controller] [--scheduler] [--kwok] [--all]
+#   --no-crds            skip the CRDs (hack/testbed/install-crds.sh; --install-crds, the
+#                        default, is accepted too)
 #   --jobset-controller  run the JobSet controller, its webhooks registered by URL on 127.0.0.1
 #                        (implies the JobSet CRD)
 #   --scheduler          run kube-scheduler
 #   --kwok               run KWOK with one fake node, kwok-node-0, whose pods start and, when a
 #                        Job owns them, complete
-#   --all                all of the above
+#   --all                --jobset-controller --scheduler --kwok
 # Refuses to start on a directory whose processes still run; stale state is cleaned up. Stop
 # with hack/testbed/down.sh. See hack/testbed/README.md for the layout of $TESTBED_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-want_crds=0 want_jobset=0 want_scheduler=0 want_kwok=0
+want_crds=1 want_jobset=0 want_scheduler=0 want_kwok=0
 for arg in "$@"; do
   case "$arg" in
     --install-crds) want_crds=1 ;;
+    --no-crds) want_crds=0 ;;
     --jobset-controller) want_jobset=1 ;;
     --scheduler) want_scheduler=1 ;;
     --kwok) want_kwok=1 ;;
-    --all) want_crds=1 want_jobset=1 want_scheduler=1 want_kwok=1 ;;
+    --all) want_jobset=1 want_scheduler=1 want_kwok=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) testbed_die "unknown argument '$arg' (see $0 --help)" ;;
   esac
