@@ -1,0 +1,48 @@
+// Patches over json::Value: RFC 6902 JSON Patch (create and apply), RFC 7386 JSON Merge Patch,
+// and Kubernetes strategic merge patch for pod and JobSet templates.
+//
+// CreateJsonPatch is what an admission webhook answers with (controller-runtime's
+// PatchResponseFromRaw); StrategicMerge is how runtime patches and podTemplateOverrides apply to
+// templates, following k8s.io/apimachinery/pkg/util/strategicpatch for the fields we meet.
+//
+//   ASSIGN_OR_RETURN(json::Value ops, json::CreateJsonPatch(original, defaulted));
+//   RETURN_IF_ERROR(json::ApplyJsonPatch(doc, ops));    // all or nothing
+//   RETURN_IF_ERROR(json::StrategicMerge(pod_template, override));
+#pragma once
+
+#include "common/json/json.h"
+#include "common/status/status.h"
+
+namespace trainer::json {
+
+// The RFC 6902 operations (an array of {"op","path"[,"value"]}) turning `from` into `to`:
+// objects are diffed key by key ("remove" for keys only in `from`, "add" for keys only in `to`),
+// arrays element by element by index with trailing "add"s or "remove"s (highest index first),
+// and a changed type or scalar is a "replace". Equal documents give []. Pointer tokens escape
+// '~' as "~0" and '/' as "~1" (RFC 6901). ApplyJsonPatch(from, result) yields `to`.
+StatusOr<json::Value> CreateJsonPatch(const json::Value& from, const json::Value& to);
+
+// Applies RFC 6902 operations (add, remove, replace, move, copy, test) in order. Atomic: on any
+// error `doc` is left unchanged. Paths are RFC 6901 pointers; "-" appends to an array in "add".
+// Errors name the operation: "json patch operation 1 (remove /a/b): path not found".
+Status ApplyJsonPatch(json::Value& doc, const json::Value& ops);
+
+// RFC 7386: objects merge recursively, null deletes a key, anything else replaces.
+Status MergePatch(json::Value& target, const json::Value& patch);
+
+// Kubernetes strategic merge patch, for pod templates and JobSet specs. Maps merge recursively
+// and a null deletes a key. Lists merge by key according to their field name:
+//   name:          containers, initContainers, ephemeralContainers, env, volumes,
+//                  imagePullSecrets, schedulingGates, resourceClaims, replicatedJobs
+//   ip:            hostAliases
+//   mountPath:     volumeMounts
+//   containerPort: ports (with protocol, default "TCP", as the list-map key)
+// Merged lists keep the target's order and append new items in patch order; every other list is
+// replaced. Directives: `$patch: replace` (a map or, as a list item, the whole list),
+// `$patch: delete` (a map, or a list item by key), `$retainKeys` (keys to keep in a map),
+// `$deleteFromPrimitiveList/<field>`; `$setElementOrder/<field>` is accepted and ignored.
+// Directives never appear in the result. A patch item of a keyed list lacking its key is an
+// InvalidArgument error, as upstream.
+Status StrategicMerge(json::Value& target, const json::Value& patch);
+
+}  // namespace trainer::json
