@@ -1,0 +1,106 @@
+// The worker loop of a controller.
+#include "controller/worker_pool.h"
+
+#include <exception>
+
+#include "common/log/log.h"
+
+namespace trainer::controller {
+
+WorkerPool::WorkerPool(WorkerPoolOptions options, metrics::Registry& registry,
+                       workqueue::WorkqueueMetricsProvider* queue_metrics)
+    : options_(std::move(options)),
+      metrics_(registry, options_.name, options_.workers),
+      queue_(workqueue::WorkqueueOptions{.name = options_.name, .metrics = queue_metrics}) {}
+
+WorkerPool::~WorkerPool() { Stop(); }
+
+void WorkerPool::AddBackground(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(backlog_mu_);
+    if (!backlog_keys_.insert(key).second) return;
+    backlog_.push_back(key);
+  }
+  backlog_cv_.notify_one();
+}
+
+void WorkerPool::Feed(std::stop_token stop) {
+  const size_t low_water = static_cast<size_t>(options_.workers);
+  while (!stop.stop_requested()) {
+    std::string key;
+    {
+      std::unique_lock<std::mutex> lock(backlog_mu_);
+      backlog_cv_.wait(lock, stop, [this] { return !backlog_.empty(); });
+      if (stop.stop_requested()) return;
+      key = std::move(backlog_.front());
+      backlog_.pop_front();
+      backlog_keys_.erase(key);
+    }
+    // Wait for room: the queue then never holds more than ~workers backlog keys ahead of a
+    // live event.
+    while (queue_.Len() >= low_water && !stop.stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    queue_.Add(key);
+  }
+}
+
+void WorkerPool::Start() {
+  feeder_ = std::jthread([this](std::stop_token stop) { Feed(stop); });
+  for (int i = 0; i < options_.workers; ++i) {
+    threads_.emplace_back([this] { Work(); });
+  }
+}
+
+void WorkerPool::Stop() {
+  stopping_ = true;
+  feeder_.request_stop();
+  if (feeder_.joinable()) feeder_.join();
+  queue_.ShutDown();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void WorkerPool::Work() {
+  while (std::optional<std::string> key = queue_.Get()) {
+    if (stopping_) {
+      // Shutting down: queued keys are left for the next leader (level-triggered).
+      queue_.Done(*key);
+      continue;
+    }
+    metrics_.WorkerStarted();
+    auto start = std::chrono::steady_clock::now();
+    ReconcileResult result;
+    try {
+      result = options_.reconcile(*key);
+    } catch (const std::exception& e) {
+      metrics_.Panic();
+      result.error = InternalError(std::string("reconcile panicked: ") + e.what());
+    } catch (...) {
+      metrics_.Panic();
+      result.error = InternalError("reconcile panicked");
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ReconcileMetrics::Result kind = ReconcileMetrics::Result::kSuccess;
+    if (!result.error.ok()) {
+      kind = ReconcileMetrics::Result::kError;
+      log::Debug(1, "reconcile failed", {{"controller", options_.name}, {"key", *key},
+                                         {"error", result.error.message()}});
+      queue_.AddRateLimited(*key);
+    } else if (result.requeue_after) {
+      kind = ReconcileMetrics::Result::kRequeueAfter;
+      queue_.Forget(*key);
+      queue_.AddAfter(*key, *result.requeue_after);
+    } else {
+      queue_.Forget(*key);
+    }
+    metrics_.Observe(kind, seconds);
+    metrics_.WorkerFinished();
+    queue_.Done(*key);
+    ++processed_;
+  }
+}
+
+}  // namespace trainer::controller

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Benchmark of trainer-controller against the bare apiserver floor, in the same run.
+
+For each N (default 1000 and 10000), on a test bed (hack/testbed, no JobSet controller):
+  1. N TrainJobs of the torch-distributed runtime are created while the controller is down
+     (trainer-bench-apply --create, 16 workers), so it finds them all at once.
+  2. trainer-controller starts (--trainjob-workers W). Measured: seconds from process start until
+     it has applied every TrainJob's objects (its trainer_trainjob_objects_applied_seconds_count
+     reaches N; checked afterwards by listing the JobSets), its CPU seconds (utime+stime) and peak
+     RSS (VmHWM). The controller writes 2 objects per TrainJob (snapshot ConfigMap and JobSet)
+     and no status (nothing changes in the normal path without a JobSet controller).
+  3. Restart: SIGTERM, start again with the N converged TrainJobs, wait until ready, create one
+     new TrainJob: seconds until its JobSet exists, and RSS.
+  4. The floor: trainer-bench-apply server-side applies the same N JobSets (the JobSet the
+     runtime library renders for that TrainJob, ownerReferences removed) with W workers over the
+     same libcurl client. It writes 1 object per TrainJob.
+  Ratio = controller seconds / floor seconds.
+
+Usage: hack/bench/controller/run.py [--n 1000,10000] [--workers 5] [--bin build/bin]
+       [--testbed-dir DIR (reuse a running test bed)]
+Prints a Markdown table (docs/benchmarks.md, section "controller") and JSON lines.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout
+
+
+class Bed:
+    def __init__(self, testbed_dir):
+        self.dir = testbed_dir
+        self.kubeconfig = os.path.join(testbed_dir, "kubeconfig")
+        self.kubectl_bin = os.path.join(
+            sh(os.path.join(ROOT, "hack/testbed/build.sh"), "--print-bin-dir").strip(), "kubectl")
+
+    def kubectl(self, *args, stdin=None, check=True):
+        p = subprocess.run([self.kubectl_bin, "--kubeconfig", self.kubeconfig, *args],
+                           input=stdin, capture_output=True, text=True)
+        if check and p.returncode != 0:
+            raise RuntimeError("kubectl %s: %s" % (" ".join(args), p.stderr))
+        return p.stdout
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def http(port, path):
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=2) as r:
+            return r.read().decode()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def metric(text, name):
+    m = re.search(r"^%s(?:\{\})? ([0-9.e+]+)$" % re.escape(name), text or "", re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def proc_cpu_rss(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    hwm = rss = 0
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) * 1024
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) * 1024
+    return cpu, hwm, rss
+
+
+class Controller:
+    def __init__(self, bed, binary, workers, log_path):
+        self.health, self.metrics = free_port(), free_port()
+        self.log = open(log_path, "a")
+        self.start = time.time()
+        self.proc = subprocess.Popen(
+            [binary, "--kubeconfig", bed.kubeconfig, "--trainjob-workers", str(workers),
+             "--health-probe-bind-address", "127.0.0.1:%d" % self.health,
+             "--metrics-bind-address", "127.0.0.1:%d" % self.metrics],
+            stdout=self.log, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if http(self.health, "/readyz") == "ok":
+                return time.time() - self.start
+            if self.proc.poll() is not None:
+                raise RuntimeError("controller exited %d" % self.proc.returncode)
+            time.sleep(0.02)
+        raise RuntimeError("controller not ready")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(60)
+        self.log.close()
+
+
+def render_jobset(bed, bin_dir, work):
+    tj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+          "metadata": {"name": "bench", "namespace": "default"}, "spec": bench_spec()}
+    with open(os.path.join(work, "tj.json"), "w") as f:
+        json.dump(tj, f)
+    out = sh(os.path.join(bin_dir, "trainer-render"), "-f",
+             os.path.join(ROOT, "examples/runtimes/torch-distributed.yaml"), "-f",
+             os.path.join(work, "tj.json"), "-o", "json")
+    js = [o for o in json.loads(out)["items"] if o["kind"] == "JobSet"][0]
+    js["metadata"].pop("ownerReferences", None)
+    path = os.path.join(work, "jobset.json")
+    with open(path, "w") as f:
+        json.dump(js, f)
+    return path
+
+
+def bench_spec():
+    return {"runtimeRef": {"name": "torch-distributed"},
+            "trainer": {"numNodes": 2, "command": ["python3", "-c", "print(1)"]}}
+
+
+def count(bed, resource, ns):
+    out = bed.kubectl("get", resource, "-n", ns, "-o", "name", "--chunk-size=2000")
+    return len([l for l in out.splitlines() if l.strip()])
+
+
+def run_n(bed, args, n, work):
+    bench_apply = os.path.join(args.bin, "trainer-bench-apply")
+    ctrl_bin = os.path.join(args.bin, "trainer-controller")
+    ns_c, ns_f = "bench-%d-ctrl" % n, "bench-%d-floor" % n
+    for ns in (ns_c, ns_f):
+        bed.kubectl("create", "namespace", ns)
+    tj_path = os.path.join(work, "tj-template.json")
+    with open(tj_path, "w") as f:
+        json.dump({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                   "metadata": {}, "spec": bench_spec()}, f)
+    t = time.time()
+    sh(bench_apply, "--kubeconfig", bed.kubeconfig, "--file", tj_path, "--namespace", ns_c,
+       "--prefix", "tj", "--count", str(n), "--concurrency", "16", "--create")
+    create_s = time.time() - t
+
+    log_path = os.path.join(work, "controller-%d.log" % n)
+    c = Controller(bed, ctrl_bin, args.workers, log_path)
+    ready_s = c.wait_ready()
+    deadline = time.time() + 3600
+    done_s = None
+    while time.time() < deadline:
+        text = http(c.metrics, "/metrics")
+        if metric(text, "trainer_trainjob_objects_applied_seconds_count") >= n:
+            done_s = time.time() - c.start
+            break
+        time.sleep(0.05)
+    cpu, hwm, _ = proc_cpu_rss(c.proc.pid)
+    jobsets = count(bed, "jobsets.jobset.x-k8s.io", ns_c)
+    errors = metric(http(c.metrics, "/metrics"),
+                    'controller_runtime_reconcile_errors_total{controller="trainjob_controller"}')
+    c.stop()
+
+    # Restart with N converged TrainJobs, then one new TrainJob.
+    c = Controller(bed, ctrl_bin, args.workers, log_path)
+    restart_ready_s = c.wait_ready()
+    new_tj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+              "metadata": {"name": "after-restart", "namespace": ns_c}, "spec": bench_spec()}
+    t = time.time()
+    bed.kubectl("create", "-f", "-", stdin=json.dumps(new_tj))
+    while bed.kubectl("get", "jobsets.jobset.x-k8s.io", "after-restart", "-n", ns_c,
+                      "--ignore-not-found", "-o", "name").strip() == "":
+        time.sleep(0.01)
+    new_s = time.time() - t
+    time.sleep(2)
+    restart_cpu, restart_hwm, restart_rss = proc_cpu_rss(c.proc.pid)
+    c.stop()
+
+    floor = json.loads(sh(bench_apply, "--kubeconfig", bed.kubeconfig, "--file",
+                          render_jobset(bed, args.bin, work), "--namespace", ns_f, "--prefix",
+                          "tj", "--count", str(n), "--concurrency", str(args.workers)))
+    result = {
+        "n": n, "workers": args.workers, "create_seconds": round(create_s, 2),
+        "controller_ready_seconds": round(ready_s, 2),
+        "controller_seconds": round(done_s, 2) if done_s else None,
+        "controller_cpu_seconds": round(cpu, 2), "controller_peak_rss_mb": round(hwm / 2**20, 1),
+        "jobsets": jobsets, "reconcile_errors": errors,
+        "restart_ready_seconds": round(restart_ready_s, 2),
+        "new_trainjob_after_restart_seconds": round(new_s, 3),
+        "restart_rss_mb": round(restart_rss / 2**20, 1),
+        "restart_peak_rss_mb": round(restart_hwm / 2**20, 1),
+        "restart_cpu_seconds": round(restart_cpu, 2),
+        "floor_seconds": floor["seconds"],
+        "ratio": round(done_s / floor["seconds"], 2) if done_s else None,
+    }
+    for ns in (ns_c, ns_f):
+        bed.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", default="1000,10000")
+    ap.add_argument("--workers", type=int, default=5)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--testbed-dir", default="")
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="bench-controller-")
+    own_bed = not args.testbed_dir
+    tb_dir = args.testbed_dir or os.path.join(work, "testbed")
+    env = dict(os.environ, TESTBED_DIR=tb_dir)
+    if own_bed:
+        subprocess.run([os.path.join(ROOT, "hack/testbed/up.sh"), "--install-crds"], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+    bed = Bed(tb_dir)
+    try:
+        bed.kubectl("apply", "--server-side", "--force-conflicts", "-f",
+                    os.path.join(ROOT, "deploy/crds"))
+        for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
+            bed.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                        "crd/%s.trainer.kubeflow.org" % crd)
+        bed.kubectl("apply", "--server-side", "-f",
+                    os.path.join(ROOT, "examples/runtimes/torch-distributed.yaml"))
+        results = []
+        for n in [int(x) for x in args.n.split(",")]:
+            r = run_n(bed, args, n, work)
+            print(json.dumps(r), flush=True)
+            results.append(r)
+        print()
+        print("| N | controller s (2 objects/TrainJob) | floor s (1 JobSet/TrainJob) | ratio | "
+              "controller CPU s | peak RSS MB | new TrainJob after restart s | RSS after "
+              "restart MB |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in results:
+            print("| %d | %s | %.2f | %s | %.2f | %.1f | %.3f | %.1f |" % (
+                r["n"], r["controller_seconds"], r["floor_seconds"], r["ratio"],
+                r["controller_cpu_seconds"], r["controller_peak_rss_mb"],
+                r["new_trainjob_after_restart_seconds"], r["restart_rss_mb"]))
+    finally:
+        if own_bed:
+            subprocess.run([os.path.join(ROOT, "hack/testbed/down.sh")], env=env,
+                           stdout=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,492 @@
+#!/usr/bin/env python3
+"""Integration test of trainer-controller against the test bed (kube-apiserver, etcd,
+kube-controller-manager with the garbage collector; no JobSet controller, so JobSet status is
+patched by hand).
+
+Cases (each a function below, run in order; failures are collected and reported together):
+  golden        runtime + TrainJob -> JobSet with the content trainer-render (the runtime
+                library, offline) produces for the same inputs, ownerReferences, snapshot ConfigMap
+  status        JobSet status patched by hand (jobsStatus, Completed, Failed) -> TrainJob status
+  suspend       suspend -> Suspended condition, JobSet suspended; resume -> Resumed, unsuspended
+  deadline      activeDeadlineSeconds exceeded -> Failed/DeadlineExceeded, JobSet deleted
+  gc            delete the TrainJob -> JobSet and snapshot ConfigMap garbage-collected
+  managedby     managedBy other than trainer -> no objects, no status
+  ssa           on a suspended JobSet an edit of a field trainer owns is taken back; a field
+                someone else added survives
+  errors        a missing runtime -> ResourcesCreationFailed condition + Event, cleared once the
+                runtime appears
+  finalizer     a legacy resource-in-use finalizer on a runtime is removed
+  endpoints     /healthz, /readyz, /metrics with controller-runtime and trainer_* names
+  crash         kill -9 in the middle of a 200-TrainJob wave, restart -> all converge, no
+                duplicates, no orphans
+  sigterm       with --leader-elect: SIGTERM -> exit 0 and the Lease released
+
+Environment: TESTBED_DIR (kubeconfig), TRAINER_BIN_DIR (trainer-controller, trainer-render),
+optional KUBECTL, optional CASES (comma-separated subset).
+"""
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.request
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+TESTBED = os.environ["TESTBED_DIR"]
+KUBECONFIG = os.path.join(TESTBED, "kubeconfig")
+BIN = os.environ.get("TRAINER_BIN_DIR", os.path.join(ROOT, "build", "bin"))
+NS = "ctrl-it-%d" % random.randint(10000, 99999)
+WORK = tempfile.mkdtemp(prefix="controller-it-")
+
+
+def kubectl_path():
+    if os.environ.get("KUBECTL"):
+        return os.environ["KUBECTL"]
+    out = subprocess.run([os.path.join(ROOT, "hack/testbed/build.sh"), "--print-bin-dir"],
+                         capture_output=True, text=True, check=True)
+    return os.path.join(out.stdout.strip(), "kubectl")
+
+
+KUBECTL = kubectl_path()
+
+
+def kubectl(*args, stdin=None, check=True):
+    p = subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, *args], input=stdin,
+                       capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise RuntimeError("kubectl %s: %s" % (" ".join(args), p.stderr.strip()))
+    return p.stdout
+
+
+def apply(obj, manager="it-test"):
+    kubectl("apply", "--server-side", "--force-conflicts", "--field-manager", manager, "-f", "-",
+            stdin=json.dumps(obj))
+
+
+def get(resource, name, ns=NS):
+    args = ["get", resource, name, "-o", "json"]
+    if ns:
+        args += ["-n", ns]
+    p = subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, *args], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        if "NotFound" in p.stderr or "not found" in p.stderr:
+            return None
+        raise RuntimeError(p.stderr)
+    return json.loads(p.stdout)
+
+
+def list_items(resource, ns=NS):
+    return json.loads(kubectl("get", resource, "-n", ns, "-o", "json"))["items"]
+
+
+def wait_for(what, fn, timeout=30.0):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except Exception as e:  # noqa: BLE001 - keep polling; report the last error
+            last = e
+        time.sleep(0.1)
+    raise AssertionError("timed out after %.0fs waiting for %s (last: %r)" % (timeout, what, last))
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def condition(obj, ctype):
+    for c in (obj or {}).get("status", {}).get("conditions", []) or []:
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Controller:
+    def __init__(self, *flags):
+        self.health = free_port()
+        self.metrics = free_port()
+        self.log = open(os.path.join(WORK, "controller-%d.log" % time.time_ns()), "w")
+        self.proc = subprocess.Popen(
+            [os.path.join(BIN, "trainer-controller"), "--kubeconfig", KUBECONFIG,
+             "--health-probe-bind-address", "127.0.0.1:%d" % self.health,
+             "--metrics-bind-address", "127.0.0.1:%d" % self.metrics, "-v=1", *flags],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for("controller ready", lambda: self.http(self.health, "/readyz") == "ok")
+
+    def http(self, port, path):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=2) as r:
+                return r.read().decode()
+        except Exception:  # noqa: BLE001
+            return None
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout)
+        self.log.close()
+        return self.proc.returncode
+
+
+def trainjob(name, runtime="torch-it", **spec):
+    tj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+          "metadata": {"name": name, "namespace": NS},
+          "spec": {"runtimeRef": {"name": runtime},
+                   "trainer": {"numNodes": 2, "command": ["python3", "-c", "print(1)"]}}}
+    tj["spec"].update(spec)
+    return tj
+
+
+def runtime_object(name="torch-it"):
+    with open(os.path.join(ROOT, "examples/runtimes/torch-distributed.yaml")) as f:
+        rt = yaml.safe_load(f)
+    rt["metadata"]["name"] = name
+    return rt
+
+
+def subset(want, have, path=""):
+    """Every field of `want` is in `have` with the same value (lists element-wise)."""
+    if isinstance(want, dict):
+        if not isinstance(have, dict):
+            return "%s: want object, have %r" % (path, have)
+        for k, v in want.items():
+            if v in ({}, [], None) and k not in have:
+                continue  # the apiserver drops empty values
+            if k not in have:
+                return "%s.%s: missing" % (path, k)
+            err = subset(v, have[k], path + "." + k)
+            if err:
+                return err
+        return None
+    if isinstance(want, list):
+        if not isinstance(have, list) or len(want) != len(have):
+            return "%s: want list of %d, have %r" % (path, len(want), have)
+        for i, (a, b) in enumerate(zip(want, have)):
+            err = subset(a, b, "%s[%d]" % (path, i))
+            if err:
+                return err
+        return None
+    return None if want == have else "%s: want %r, have %r" % (path, want, have)
+
+
+# ---------------------------------------------------------------------------------------------
+
+def case_golden(ctl):
+    apply(trainjob("golden"))
+    js = wait_for("JobSet golden", lambda: get("jobsets.jobset.x-k8s.io", "golden"))
+    tj = get("trainjobs", "golden")
+    cm = wait_for("snapshot", lambda: get("configmaps", "golden-runtime-snapshot"))
+    for obj in (js, cm):
+        refs = obj["metadata"].get("ownerReferences", [])
+        check(len(refs) == 1 and refs[0]["uid"] == tj["metadata"]["uid"] and refs[0]["controller"]
+              and refs[0]["blockOwnerDeletion"] and refs[0]["kind"] == "TrainJob",
+              "ownerReferences of %s: %r" % (obj["kind"], refs))
+    check("kind: ClusterTrainingRuntime" in cm["data"]["runtime"] and
+          "name: torch-it" in cm["data"]["runtime"], "snapshot data: %r" % cm["data"])
+    check("trainer.kubeflow.org/applied-hash" in js["metadata"].get("annotations", {}),
+          "applied-hash annotation missing")
+    managers = {e["manager"]: e["operation"] for e in js["metadata"].get("managedFields", [])}
+    check(managers == {"trainer": "Apply"}, "JobSet managers: %r" % managers)
+    # The runtime library offline, on the same inputs.
+    rt_file = os.path.join(WORK, "rt.json")
+    tj_file = os.path.join(WORK, "tj.json")
+    with open(rt_file, "w") as f:
+        json.dump(get("clustertrainingruntimes", "torch-it", ns=None), f)
+    with open(tj_file, "w") as f:
+        tj.pop("status", None)
+        json.dump(tj, f)
+    out = subprocess.run([os.path.join(BIN, "trainer-render"), "-f", rt_file, "-f", tj_file,
+                          "-o", "json"], capture_output=True, text=True)
+    check(out.returncode == 0, "trainer-render: %s" % out.stderr)
+    rendered = [o for o in json.loads(out.stdout)["items"] if o["kind"] == "JobSet"]
+    check(len(rendered) == 1, "render gave %d JobSets" % len(rendered))
+    err = subset(rendered[0]["spec"], js["spec"], "spec") or \
+        subset(rendered[0]["metadata"].get("labels", {}), js["metadata"].get("labels", {}),
+               "metadata.labels")
+    check(err is None, "live JobSet differs from trainer-render: %s" % err)
+    # Normal path: no conditions at all (the SDK derives Running from the pods only then).
+    time.sleep(0.5)
+    check(not get("trainjobs", "golden").get("status", {}).get("conditions"),
+          "unexpected conditions on a new TrainJob")
+
+
+def case_status(ctl):
+    apply(trainjob("st"))
+    wait_for("JobSet st", lambda: get("jobsets.jobset.x-k8s.io", "st"))
+    kubectl("patch", "jobsets.jobset.x-k8s.io", "st", "-n", NS, "--subresource=status",
+            "--type=merge", "-p", json.dumps({"status": {"replicatedJobsStatus": [
+                {"name": "node", "ready": 1, "succeeded": 0, "failed": 0, "active": 2,
+                 "suspended": 0}]}}))
+    tj = wait_for("jobsStatus", lambda: (lambda t: t if t.get("status", {}).get("jobsStatus")
+                                         else None)(get("trainjobs", "st")))
+    check(tj["status"]["jobsStatus"] == [{"name": "node", "ready": 1, "succeeded": 0,
+                                          "failed": 0, "active": 2, "suspended": 0}],
+          "jobsStatus: %r" % tj["status"]["jobsStatus"])
+    kubectl("patch", "jobsets.jobset.x-k8s.io", "st", "-n", NS, "--subresource=status",
+            "--type=merge", "-p", json.dumps({"status": {"conditions": [
+                {"type": "Completed", "status": "True", "reason": "AllJobsCompleted",
+                 "message": "jobset completed successfully",
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}))
+    c = wait_for("Complete", lambda: condition(get("trainjobs", "st"), "Complete"))
+    check(c["reason"] == "AllJobsCompleted" and c["message"] == "jobset completed successfully"
+          and c["lastTransitionTime"] == "2026-01-01T00:00:00Z", "Complete: %r" % c)
+
+    apply(trainjob("stf"))
+    wait_for("JobSet stf", lambda: get("jobsets.jobset.x-k8s.io", "stf"))
+    kubectl("patch", "jobsets.jobset.x-k8s.io", "stf", "-n", NS, "--subresource=status",
+            "--type=merge", "-p", json.dumps({"status": {"conditions": [
+                {"type": "Failed", "status": "True", "reason": "FailedJobs",
+                 "message": "jobset failed due to one or more job failures",
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}))
+    c = wait_for("Failed", lambda: condition(get("trainjobs", "stf"), "Failed"))
+    check(c["reason"] == "FailedJobs", "Failed: %r" % c)
+    # Failed is terminal: the JobSet vanishing does not re-create it.
+    kubectl("delete", "jobsets.jobset.x-k8s.io", "stf", "-n", NS)
+    time.sleep(2)
+    check(get("jobsets.jobset.x-k8s.io", "stf") is None, "JobSet of a Failed TrainJob re-created")
+    check(condition(get("trainjobs", "stf"), "Failed")["reason"] == "FailedJobs",
+          "Failed condition lost")
+
+
+def case_suspend(ctl):
+    apply(trainjob("sus", suspend=True))
+    js = wait_for("JobSet sus", lambda: get("jobsets.jobset.x-k8s.io", "sus"))
+    check(js["spec"]["suspend"] is True, "JobSet not suspended")
+    c = wait_for("Suspended", lambda: condition(get("trainjobs", "sus"), "Suspended"))
+    check((c["status"], c["reason"], c["message"]) == ("True", "Suspended",
+                                                       "TrainJob is suspended"), repr(c))
+    kubectl("patch", "trainjobs", "sus", "-n", NS, "--type=merge", "-p",
+            '{"spec":{"suspend":false}}')
+    c = wait_for("Resumed", lambda: (lambda c: c if c and c["status"] == "False" else None)(
+        condition(get("trainjobs", "sus"), "Suspended")))
+    check((c["reason"], c["message"]) == ("Resumed", "TrainJob is resumed"), repr(c))
+    wait_for("JobSet resumed",
+             lambda: get("jobsets.jobset.x-k8s.io", "sus")["spec"]["suspend"] is False)
+
+
+def case_deadline(ctl):
+    apply(trainjob("dl", activeDeadlineSeconds=3))
+    wait_for("JobSet dl", lambda: get("jobsets.jobset.x-k8s.io", "dl"))
+    c = wait_for("DeadlineExceeded", lambda: condition(get("trainjobs", "dl"), "Failed"),
+                 timeout=20)
+    check((c["reason"], c["message"]) == ("DeadlineExceeded",
+                                          "TrainJob exceeded its active deadline"), repr(c))
+    wait_for("JobSet dl deleted", lambda: get("jobsets.jobset.x-k8s.io", "dl") is None)
+    time.sleep(1.5)
+    check(get("jobsets.jobset.x-k8s.io", "dl") is None, "JobSet re-created after the deadline")
+
+
+def case_gc(ctl):
+    apply(trainjob("gc"))
+    wait_for("JobSet gc", lambda: get("jobsets.jobset.x-k8s.io", "gc"))
+    wait_for("snapshot gc", lambda: get("configmaps", "gc-runtime-snapshot"))
+    kubectl("delete", "trainjobs", "gc", "-n", NS, "--wait=false")
+    wait_for("JobSet gc collected", lambda: get("jobsets.jobset.x-k8s.io", "gc") is None, 60)
+    wait_for("snapshot gc collected", lambda: get("configmaps", "gc-runtime-snapshot") is None, 60)
+
+
+def case_managedby(ctl):
+    apply(trainjob("mk", managedBy="kueue.x-k8s.io/multikueue"))
+    time.sleep(2)
+    check(get("jobsets.jobset.x-k8s.io", "mk") is None, "JobSet created for a foreign TrainJob")
+    check(get("configmaps", "mk-runtime-snapshot") is None, "snapshot for a foreign TrainJob")
+    check(not get("trainjobs", "mk").get("status"), "status written for a foreign TrainJob")
+
+
+def case_ssa(ctl):
+    apply(trainjob("ssa", suspend=True))
+    wait_for("JobSet ssa", lambda: get("jobsets.jobset.x-k8s.io", "ssa"))
+    wait_for("Suspended", lambda: condition(get("trainjobs", "ssa"), "Suspended"))
+    # Someone edits a field trainer owns (the image) and adds a label trainer does not own.
+    js = get("jobsets.jobset.x-k8s.io", "ssa")
+    image = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"][0]["image"]
+    kubectl("patch", "jobsets.jobset.x-k8s.io", "ssa", "-n", NS, "--type=json", "-p", json.dumps([
+        {"op": "replace",
+         "path": "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/image",
+         "value": "evil:latest"},
+        {"op": "add", "path": "/metadata/labels", "value": {"team": "blue"}}]))
+
+    def restored():
+        j = get("jobsets.jobset.x-k8s.io", "ssa")
+        img = j["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+            "containers"][0]["image"]
+        return j if img == image else None
+    j = wait_for("image taken back", restored)
+    check(j["metadata"].get("labels", {}).get("team") == "blue",
+          "a label trainer does not own was removed: %r" % j["metadata"].get("labels"))
+
+
+def case_errors(ctl):
+    apply(trainjob("err", runtime="missing-rt"))
+    c = wait_for("ResourcesCreationFailed",
+                 lambda: condition(get("trainjobs", "err"), "ResourcesCreationFailed"))
+    check(c["status"] == "True" and c["reason"] == "BuildFailed" and
+          "missing-rt" in c["message"], repr(c))
+    events = wait_for("event", lambda: [e for e in json.loads(kubectl(
+        "get", "events.events.k8s.io", "-n", NS, "-o", "json"))["items"]
+        if e.get("regarding", {}).get("name") == "err"])
+    e = events[0]
+    check(e["reason"] == "TrainJobResourcesCreationFailed" and e["action"] == "Reconciling" and
+          e["type"] == "Warning" and e["reportingController"] == "trainer-trainjob-controller" and
+          e["note"].startswith("TrainJob resources reconciliation failed: "), repr(e))
+    apply(runtime_object("missing-rt"))
+    wait_for("JobSet err", lambda: get("jobsets.jobset.x-k8s.io", "err"))
+    wait_for("condition cleared",
+             lambda: condition(get("trainjobs", "err"), "ResourcesCreationFailed") is None)
+
+
+def case_finalizer(ctl):
+    rt = runtime_object("fin-rt")
+    rt["metadata"]["finalizers"] = ["trainer.kubeflow.org/resource-in-use", "example.com/keep"]
+    apply(rt)
+    wait_for("legacy finalizer removed", lambda: get("clustertrainingruntimes", "fin-rt", None)[
+        "metadata"].get("finalizers") == ["example.com/keep"])
+    kubectl("patch", "clustertrainingruntimes", "fin-rt", "--type=merge", "-p",
+            '{"metadata":{"finalizers":null}}')
+    kubectl("delete", "clustertrainingruntimes", "fin-rt")
+
+
+def case_endpoints(ctl):
+    check(ctl.http(ctl.health, "/healthz") == "ok", "healthz")
+    check(ctl.http(ctl.health, "/readyz") == "ok", "readyz")
+    text = ctl.http(ctl.metrics, "/metrics") or ""
+    for name in ['controller_runtime_reconcile_total{controller="trainjob_controller",'
+                 'result="success"}',
+                 "controller_runtime_reconcile_errors_total",
+                 "controller_runtime_reconcile_time_seconds_bucket",
+                 "controller_runtime_active_workers",
+                 'workqueue_adds_total{controller="trainjob_controller",name="trainjob_controller"}',
+                 "workqueue_depth", "workqueue_queue_duration_seconds_bucket",
+                 "trainer_trainjob_objects_applied_seconds_count",
+                 'trainer_trainjob_apply_errors_total{kind="', "trainer_trainjob_jobset_ready_seconds",
+                 'trainer_trainjobs{state="Created"}', "process_resident_memory_bytes"]:
+        check(name in text, "metric %s missing" % name)
+
+
+def case_crash(ctl):
+    ctl.stop(signal.SIGKILL)
+    n = 200
+    docs = [trainjob("wave-%03d" % i) for i in range(n)]
+    ctl2 = Controller("--trainjob-workers=5")
+    with open(os.path.join(WORK, "wave.json"), "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": docs}, f)
+    kubectl("create", "-f", os.path.join(WORK, "wave.json"))
+
+    def some():
+        k = len([j for j in list_items("jobsets.jobset.x-k8s.io")
+                 if j["metadata"]["name"].startswith("wave-")])
+        return k if k >= 1 else None
+    seen = wait_for("first wave JobSets", some)
+    ctl2.stop(signal.SIGKILL)
+    print("  killed -9 with %d/%d wave JobSets applied" % (seen, n))
+    ctl3 = Controller()
+
+    def converged():
+        js = [j for j in list_items("jobsets.jobset.x-k8s.io")
+              if j["metadata"]["name"].startswith("wave-")]
+        return len(js) == n
+    wait_for("all %d JobSets" % n, converged, 120)
+    tjs = {t["metadata"]["name"]: t for t in list_items("trainjobs")}
+    jobsets = list_items("jobsets.jobset.x-k8s.io")
+    cms = [c for c in list_items("configmaps") if c["metadata"]["name"].endswith(
+        "-runtime-snapshot")]
+    for kind, objs in (("JobSet", jobsets), ("ConfigMap", cms)):
+        for o in objs:
+            refs = o["metadata"].get("ownerReferences", [])
+            check(len(refs) == 1, "%s %s has %d owners" % (kind, o["metadata"]["name"], len(refs)))
+            owner = tjs.get(refs[0]["name"])
+            check(owner is not None and owner["metadata"]["uid"] == refs[0]["uid"],
+                  "orphan %s %s" % (kind, o["metadata"]["name"]))
+    for i in range(n):
+        name = "wave-%03d" % i
+        check(any(c["metadata"]["name"] == name + "-runtime-snapshot" for c in cms),
+              "snapshot of %s missing" % name)
+        check(not (tjs[name].get("status") or {}).get("conditions"),
+              "conditions on %s: %r" % (name, tjs[name].get("status")))
+    return ctl3
+
+
+def case_sigterm(ctl):
+    ctl.stop()
+    lease_ns = NS
+    c = Controller("--leader-elect", "--leader-election-namespace", lease_ns,
+                   "--leader-election-id", "trainer-it")
+    lease = wait_for("lease held", lambda: (lambda l: l if l and l["spec"].get("holderIdentity")
+                                            else None)(get("leases", "trainer-it", lease_ns)))
+    apply(trainjob("le"))
+    wait_for("JobSet le (leader)", lambda: get("jobsets.jobset.x-k8s.io", "le"))
+    rc = c.stop(signal.SIGTERM)
+    check(rc == 0, "exit code after SIGTERM: %r" % rc)
+    lease = get("leases", "trainer-it", lease_ns)
+    check(not lease["spec"].get("holderIdentity"), "lease not released: %r" % lease["spec"])
+    return None
+
+
+CASES = [case_golden, case_status, case_suspend, case_deadline, case_gc, case_managedby,
+         case_ssa, case_errors, case_finalizer, case_endpoints, case_crash, case_sigterm]
+
+
+def main():
+    kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(ROOT, "deploy/crds"))
+    for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
+        kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                "crd/%s.trainer.kubeflow.org" % crd)
+    kubectl("create", "namespace", NS)
+    apply(runtime_object("torch-it"))
+    only = set(filter(None, os.environ.get("CASES", "").split(",")))
+    ctl = Controller()
+    failures = []
+    try:
+        for case in CASES:
+            name = case.__name__[len("case_"):]
+            if only and name not in only:
+                continue
+            start = time.time()
+            try:
+                new = case(ctl)
+                if new is not None or name in ("crash", "sigterm"):
+                    ctl = new
+                print("ok    %-10s %.1fs" % (name, time.time() - start))
+            except Exception as e:  # noqa: BLE001
+                failures.append(name)
+                print("FAIL  %-10s %s" % (name, e))
+                traceback.print_exc()
+            if ctl is None or ctl.proc.poll() is not None:
+                ctl = Controller()
+    finally:
+        if ctl is not None:
+            ctl.stop()
+        kubectl("delete", "namespace", NS, "--wait=false", check=False)
+        for name in ("torch-it", "missing-rt"):
+            kubectl("delete", "clustertrainingruntimes", name, "--ignore-not-found", check=False)
+    if failures:
+        print("controller logs in %s" % WORK)
+        print("FAILED: %s" % ", ".join(failures))
+        sys.exit(1)
+    print("all controller integration cases passed")
+
+
+if __name__ == "__main__":
+    main()
