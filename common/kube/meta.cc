@@ -51,7 +51,7 @@ std::string Format(std::chrono::system_clock::time_point t, bool micro) {
   }
   std::tm tm{};
   gmtime_r(&tt, &tm);
-  char buf[64];
+  char buf[96];
   if (micro) {
     std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,

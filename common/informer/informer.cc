@@ -1,0 +1,234 @@
+// Informer implementation: the reflector loop, list reconciliation, event dispatch.
+#include "common/informer/informer.h"
+
+#include <set>
+
+#include "common/kube/meta.h"
+#include "common/log/log.h"
+
+namespace trainer::informer {
+
+using SteadyClock = std::chrono::steady_clock;
+
+Informer::Informer(kube::Client& client, InformerOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      store_(options_.store_mode),
+      backoff_(options_.backoff) {}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::AddEventHandler(EventHandler handler) {
+  std::lock_guard<std::mutex> lock(handlers_mu_);
+  if (handler.on_add) {
+    for (const ObjectPtr& obj : store_.List()) handler.on_add(*obj);
+  }
+  handlers_.push_back(std::move(handler));
+}
+
+void Informer::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  if (options_.resync.count() > 0) {
+    resync_thread_ = std::jthread([this](std::stop_token stop) { ResyncLoop(stop); });
+  }
+}
+
+void Informer::Stop() {
+  thread_.request_stop();
+  resync_thread_.request_stop();
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (resync_thread_.joinable()) resync_thread_.join();
+}
+
+bool Informer::WaitForSync(std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+}
+
+std::string Informer::LastSyncResourceVersion() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_rv_;
+}
+
+void Informer::SetResourceVersion(std::string_view rv) {
+  if (rv.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  last_rv_ = std::string(rv);
+}
+
+bool Informer::SleepFor(SteadyClock::duration d, std::stop_token stop) {
+  // Registered before taking mu_: the callback runs inline if stop was already requested.
+  std::stop_callback wake(stop, [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    cv_.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, d, [&] { return stop.stop_requested(); });
+  return !stop.stop_requested();
+}
+
+void Informer::Prepare(json::Value& obj) const {
+  if (options_.strip_managed_fields) kube::StripManagedFields(obj);
+  if (options_.transform) options_.transform(obj);
+}
+
+namespace {
+
+std::string InformerName(const InformerOptions& o) {
+  return o.name.empty() ? o.gvr.ToString() : o.name;
+}
+
+}  // namespace
+
+void Informer::Run(std::stop_token stop) {
+  const std::string name = InformerName(options_);
+  while (!stop.stop_requested()) {
+    Status s = ListAndWatch(stop);
+    if (stop.stop_requested()) break;
+    if (IsGone(s)) {
+      log::Info("informer relisting: resource version too old",
+                {{"informer", name}, {"error", s.message()}});
+      continue;  // relist at once, as the reflector does
+    }
+    const auto delay = backoff_.Next(SteadyClock::now());
+    log::Warn("informer list failed; retrying",
+              {{"informer", name},
+               {"error", s.ToString()},
+               {"retry_in_ms",
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
+    if (!SleepFor(delay, stop)) break;
+  }
+}
+
+Status Informer::ListAndWatch(std::stop_token stop) {
+  // List (quorum read, paginated) and reconcile the cache with it.
+  kube::ListOptions lo;
+  lo.label_selector = options_.label_selector;
+  lo.field_selector = options_.field_selector;
+  lo.limit = options_.page_size;
+  StatusOr<json::Value> list = kube::ListAll(client_, options_.gvr, options_.ns, lo);
+  if (!list.ok()) return list.status().WithContext("listing " + options_.gvr.ToString());
+  ++lists_;
+  RETURN_IF_ERROR(ReplaceFromList(std::move(*list)));
+
+  const std::string name = InformerName(options_);
+  while (!stop.stop_requested()) {
+    kube::WatchOptions wo;
+    wo.label_selector = options_.label_selector;
+    wo.field_selector = options_.field_selector;
+    wo.resource_version = LastSyncResourceVersion();
+    wo.allow_bookmarks = true;
+    wo.timeout = options_.watch_timeout;
+    wo.idle_timeout = options_.watch_idle_timeout;
+    ++watches_;
+    const auto started = SteadyClock::now();
+    Status s = client_.Watch(options_.gvr, options_.ns, wo,
+                             [this](kube::WatchEvent& e) { return ApplyEvent(e); }, stop);
+    if (stop.stop_requested()) return CancelledError("informer stopped");
+    if (s.ok()) continue;  // the server closed the watch (its timeout): watch again
+    if (IsGone(s)) return s;
+    // A watch that ran healthy for a while proves the server fine: start backoff afresh.
+    if (SteadyClock::now() - started > std::chrono::seconds(30)) backoff_.Reset();
+    const auto delay = backoff_.Next(SteadyClock::now());
+    log::Warn("informer watch ended; re-watching from the last resource version",
+              {{"informer", name},
+               {"error", s.ToString()},
+               {"resource_version", wo.resource_version},
+               {"retry_in_ms",
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
+    if (!SleepFor(delay, stop)) return CancelledError("informer stopped");
+  }
+  return CancelledError("informer stopped");
+}
+
+Status Informer::ReplaceFromList(json::Value list) {
+  std::string rv(kube::ResourceVersion(list));
+  json::Value* items = list.Find("items");
+  std::set<std::string> seen;
+  {
+    std::lock_guard<std::mutex> hlock(handlers_mu_);
+    const bool want_old = !handlers_.empty();
+    if (items != nullptr && items->IsArray()) {
+      for (json::Value& item : items->elements()) {
+        Prepare(item);
+        std::string key = kube::ObjectKeyOf(item);
+        seen.insert(key);
+        ObjectPtr old;
+        if (handlers_.empty()) {
+          store_.Upsert(key, std::move(item), false);
+          continue;
+        }
+        json::Value copy = item.Clone();
+        old = store_.Upsert(key, std::move(item), want_old);
+        for (const EventHandler& h : handlers_) {
+          if (old == nullptr) {
+            if (h.on_add) h.on_add(copy);
+          } else if (h.on_update) {
+            h.on_update(*old, copy);
+          }
+        }
+      }
+    }
+    // Whatever the list no longer has was deleted while we were not watching.
+    for (const std::string& key : store_.Keys()) {
+      if (seen.count(key) != 0) continue;
+      ObjectPtr gone = store_.Delete(key);
+      if (gone == nullptr) continue;
+      for (const EventHandler& h : handlers_) {
+        if (h.on_delete) h.on_delete(*gone);
+      }
+    }
+  }
+  SetResourceVersion(rv);
+  if (!synced_.exchange(true)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cv_.notify_all();
+  }
+  return OkStatus();
+}
+
+bool Informer::ApplyEvent(kube::WatchEvent& e) {
+  const std::string rv(kube::ResourceVersion(e.object));
+  if (e.type == kube::WatchEventType::kBookmark) {
+    SetResourceVersion(rv);
+    return true;
+  }
+  Prepare(e.object);
+  std::string key = kube::ObjectKeyOf(e.object);
+  std::lock_guard<std::mutex> hlock(handlers_mu_);
+  if (e.type == kube::WatchEventType::kDeleted) {
+    store_.Delete(key);
+    for (const EventHandler& h : handlers_) {
+      if (h.on_delete) h.on_delete(e.object);
+    }
+  } else {
+    const bool has_handlers = !handlers_.empty();
+    json::Value copy = has_handlers ? e.object.Clone() : json::Value();
+    ObjectPtr old = store_.Upsert(key, std::move(e.object), has_handlers);
+    for (const EventHandler& h : handlers_) {
+      if (old == nullptr) {
+        if (h.on_add) h.on_add(copy);
+      } else if (h.on_update) {
+        h.on_update(*old, copy);
+      }
+    }
+  }
+  SetResourceVersion(rv);
+  return true;
+}
+
+void Informer::ResyncLoop(std::stop_token stop) {
+  while (SleepFor(options_.resync, stop)) {
+    if (!synced_.load()) continue;
+    std::lock_guard<std::mutex> hlock(handlers_mu_);
+    for (const ObjectPtr& obj : store_.List()) {
+      for (const EventHandler& h : handlers_) {
+        if (h.on_update) h.on_update(*obj, *obj);
+      }
+    }
+  }
+}
+
+}  // namespace trainer::informer

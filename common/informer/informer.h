@@ -1,0 +1,120 @@
+// Informer: a list-then-watch cache of one resource, client-go's SharedIndexInformer (Reflector
+// + DeltaFIFO + Indexer) reduced to what our controllers use:
+//  - lists (paginated) and then watches from the list's resourceVersion, with bookmarks;
+//  - when a watch ends (server timeout, 5-10 min) it re-watches from the last resourceVersion
+//    seen; on connection errors it retries with the reflector's backoff (800 ms -> 30 s, reset
+//    after 2 min of health); on 410 Gone (the version was compacted) it relists and reconciles
+//    the cache with the list (deletes for what vanished);
+//  - optional label/field selectors, managedFields stripping and a transform to shrink objects;
+//  - compact storage by default (common/informer/store.h), indexers, event handlers, HasSynced,
+//    periodic resync.
+// Threads: one watch thread per informer; handlers run on it, one event at a time, in stream
+// order (resync updates come from a resync thread but are serialized with the rest). Handlers
+// must be quick: enqueue a key, never block on the network.
+//
+//   informer::Informer trainjobs(client, {.gvr = kube::kTrainJobs});
+//   trainjobs.AddIndexer("runtime", [](const json::Value& o) { ... });
+//   trainjobs.AddEventHandler({.on_add = [&](const json::Value& o) { q.Add(kube::ObjectKeyOf(o)); }});
+//   trainjobs.Start();
+//   trainjobs.WaitForSync(std::chrono::seconds(60));
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/flowcontrol/backoff.h"
+#include "common/informer/store.h"
+#include "common/kube/client.h"
+
+namespace trainer::informer {
+
+struct InformerOptions {
+  kube::GroupVersionResource gvr;
+  std::string ns;  // "" = all namespaces
+  std::string label_selector;
+  std::string field_selector;
+  bool strip_managed_fields = true;
+  StoreMode store_mode = StoreMode::kCompact;
+  // Further trimming before an object is cached and handed to handlers (e.g. drop status fields
+  // nobody reads). Runs on the watch thread.
+  std::function<void(json::Value&)> transform;
+  std::chrono::milliseconds resync{0};  // 0 = no periodic resync
+  int64_t page_size = 500;
+  flowcontrol::BackoffPolicy backoff = flowcontrol::BackoffPolicy::Reflector();
+  std::chrono::seconds watch_timeout{0};             // 0 = random 5-10 min
+  std::chrono::milliseconds watch_idle_timeout{0};   // 0 = see kube::WatchOptions
+  std::string name;  // for logs; defaults to the resource
+};
+
+struct EventHandler {
+  std::function<void(const json::Value& obj)> on_add;
+  std::function<void(const json::Value& old_obj, const json::Value& new_obj)> on_update;
+  // The last state known: the watch's DELETED object, or the cached one when a relist found the
+  // object gone.
+  std::function<void(const json::Value& obj)> on_delete;
+};
+
+class Informer {
+ public:
+  Informer(kube::Client& client, InformerOptions options);
+  ~Informer();  // Stop()
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // Before or after Start. A handler added after the cache has objects first receives an add
+  // for each of them (as client-go does), then live events.
+  Status AddIndexer(const std::string& name, IndexFunc fn) { return store_.AddIndexer(name, std::move(fn)); }
+  void AddEventHandler(EventHandler handler);
+
+  void Start();
+  void Stop();
+
+  // True once the first list is in the cache and its adds were delivered.
+  bool HasSynced() const { return synced_.load(); }
+  // Waits for HasSynced; false on timeout or stop.
+  bool WaitForSync(std::chrono::milliseconds timeout) const;
+
+  const Store& store() const { return store_; }
+  std::string LastSyncResourceVersion() const;
+
+  // Counters for tests and debugging.
+  int lists() const { return lists_.load(); }
+  int watches() const { return watches_.load(); }
+
+ private:
+  void Run(std::stop_token stop);
+  void ResyncLoop(std::stop_token stop);
+  Status ListAndWatch(std::stop_token stop);
+  Status ReplaceFromList(json::Value list);
+  bool ApplyEvent(kube::WatchEvent& e);
+  void Prepare(json::Value& obj) const;
+  void SetResourceVersion(std::string_view rv);
+  bool SleepFor(std::chrono::steady_clock::duration d, std::stop_token stop);
+
+  kube::Client& client_;
+  const InformerOptions options_;
+  Store store_;
+  flowcontrol::Backoff backoff_;
+
+  std::mutex handlers_mu_;  // serializes handler calls and handler registration
+  std::vector<EventHandler> handlers_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;  // sync waiters, sleeping reflector
+  std::string last_rv_;
+  std::atomic<bool> synced_{false};
+  std::atomic<int> lists_{0};
+  std::atomic<int> watches_{0};
+  std::jthread thread_;
+  std::jthread resync_thread_;
+};
+
+}  // namespace trainer::informer
