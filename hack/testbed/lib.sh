@@ -13,7 +13,8 @@
 #   kubeconfig            admin (system:masters) kubeconfig with embedded certificates
 #   env                   shell assignments describing the test bed
 #   pki/                  ca.crt ca.key, apiserver.{crt,key}, admin.{crt,key}, sa.{key,pub},
-#                         webhook.{crt,key} (serving cert for IP 127.0.0.1 and localhost)
+#                         webhook.{crt,key} (serving cert for IP 127.0.0.1 and localhost);
+#                         all keys ECDSA P-256, PEM
 #   pids/<name>           "<pid> <executable>" of each process up.sh started
 #   logs/<name>.log       each process's output
 #   .testbed              marker: down.sh only deletes directories that carry it
@@ -50,8 +51,8 @@ testbed_absent() {
 # `kubectl wait`, it does not fail while the CRD has no conditions yet).
 testbed_crd_established() {
   local s
-  s=$(testbed_kubectl get crd "$1" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}') ||
-    return 1
+  s=$(testbed_kubectl get crd "$1" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}' \
+    2>/dev/null) || return 1
   [[ "$s" == True ]]
 }
 
@@ -123,21 +124,30 @@ testbed_start() {
   echo "$! $exe" >"$TESTBED_DIR/pids/$name"
 }
 
-# testbed_stop NAME: TERM, wait up to 10 s, then KILL the process recorded in pids/NAME.
+# Succeeds while PID exists and is not a zombie (an exited child of init waiting to be reaped).
+testbed_pid_running() {
+  local state
+  kill -0 "$1" 2>/dev/null || return 1
+  state=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n "$state" && "$state" != Z && "$state" != X ]]
+}
+
+# testbed_stop NAME: TERM, wait up to 10 s, then KILL the process recorded in pids/NAME, and wait
+# until it has exited. Only signals the pid if it still runs the executable we started.
 testbed_stop() {
   local name=$1 pid exe i
   if testbed_pid_alive "$name"; then
     read -r pid exe <"$TESTBED_DIR/pids/$name"
     kill -TERM "$pid" 2>/dev/null || true
     for i in $(seq 50); do
-      testbed_pid_alive "$name" || break
+      testbed_pid_running "$pid" || break
       sleep 0.2
     done
-    if testbed_pid_alive "$name"; then
+    if testbed_pid_running "$pid"; then
       testbed_log "$name (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
-      for i in $(seq 25); do
-        testbed_pid_alive "$name" || break
+      for i in $(seq 50); do
+        testbed_pid_running "$pid" || break
         sleep 0.2
       done
     fi

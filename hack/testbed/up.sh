@@ -13,6 +13,7 @@
 #   --kwok               run KWOK with one fake node, kwok-node-0, whose pods start and, when a
 #                        Job owns them, complete
 #   --all                --jobset-controller --scheduler --kwok
+# The optional parts are started by hack/testbed/add.sh, which can also add them later.
 # Refuses to start on a directory whose processes still run; stale state is cleaned up. Stop
 # with hack/testbed/down.sh. See hack/testbed/README.md for the layout of $TESTBED_DIR.
 set -euo pipefail
@@ -54,7 +55,6 @@ components=(etcd kube)
 ((want_crds)) && components+=(crds)
 "$TESTBED_ROOT/hack/testbed/build.sh" "${components[@]}"
 BIN=$(testbed_bin_dir)
-VDIR=$("$TESTBED_ROOT/hack/testbed/build.sh" --print-dir)
 
 start_time=$SECONDS
 mkdir -p "$TESTBED_DIR"/{pki,pids,logs,etcd}
@@ -161,101 +161,14 @@ testbed_start kube-controller-manager "$BIN/kube-controller-manager" \
   --controllers=garbage-collector-controller,namespace-controller,job-controller
 testbed_wait_for "namespace default" 30 testbed_kubectl get namespace default
 
-# --- optional parts ------------------------------------------------------------------------------
-# Processes that need nothing else start first; the waits come last, so their start-ups overlap.
-if ((want_scheduler)); then
-  testbed_start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$KC" --leader-elect=false \
-    --secure-port=0
-fi
-
-if ((want_kwok)); then
-  KWOK_PORT=$(testbed_free_port)
-  # KWOK reads Stage objects from its --config file: the "fast" stages build.sh copied.
-  {
-    for f in "$VDIR"/kwok-stages/*.yaml; do
-      echo "---"
-      cat "$f"
-    done
-  } >"$TESTBED_DIR/kwok.yaml"
-  testbed_start kwok "$BIN/kwok" --config="$TESTBED_DIR/kwok.yaml" --kubeconfig="$KC" \
-    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --server-address="127.0.0.1:$KWOK_PORT"
-  testbed_kubectl apply --server-side --field-manager=testbed -f - >/dev/null <<'EOF'
-apiVersion: v1
-kind: Node
-metadata:
-  name: kwok-node-0
-  annotations:
-    kwok.x-k8s.io/node: fake
-    node.alpha.kubernetes.io/ttl: "0"
-  labels:
-    kubernetes.io/hostname: kwok-node-0
-    kubernetes.io/os: linux
-    kubernetes.io/arch: amd64
-    type: kwok
-status:
-  allocatable: {cpu: "64", memory: 256Gi, pods: "250", nvidia.com/gpu: "8"}
-  capacity: {cpu: "64", memory: 256Gi, pods: "250", nvidia.com/gpu: "8"}
-EOF
-fi
-
+# --- CRDs and optional parts --------------------------------------------------------------------
 if ((want_crds)); then
   "$TESTBED_ROOT/hack/testbed/install-crds.sh"
-elif ((want_jobset)); then
-  "$TESTBED_ROOT/hack/testbed/install-crds.sh" jobset
-fi
-
-if ((want_jobset)); then
-  # The webhook serves our webhook cert; controller-runtime wants tls.crt/tls.key in a directory.
-  mkdir -p "$TESTBED_DIR/jobset/certs"
-  cp "$PKI/webhook.crt" "$TESTBED_DIR/jobset/certs/tls.crt"
-  cp "$PKI/webhook.key" "$TESTBED_DIR/jobset/certs/tls.key"
-  JOBSET_WEBHOOK_PORT=$(testbed_free_port)
-  JOBSET_HEALTH_PORT=$(testbed_free_port)
-  cat >"$TESTBED_DIR/jobset/config.yaml" <<EOF
-apiVersion: config.jobset.x-k8s.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: $JOBSET_WEBHOOK_PORT
-  certDir: $TESTBED_DIR/jobset/certs
-metrics:
-  bindAddress: "0"
-health:
-  healthProbeBindAddress: 127.0.0.1:$JOBSET_HEALTH_PORT
-clientConnection:
-  qps: 500
-  burst: 500
-EOF
-  testbed_start jobset-controller "$BIN/jobset-controller" --kubeconfig="$KC" \
-    --config="$TESTBED_DIR/jobset/config.yaml"
-  # Register its webhooks (two mutating, two validating) by URL, with our CA as the bundle.
-  # Render JobSet's webhook kustomization (its patches add the pod webhooks' objectSelector).
-  "$BIN/kubectl" kustomize "$VDIR/jobset/webhook" >"$TESTBED_DIR/jobset/webhooks.yaml"
-  testbed_kubectl create --dry-run=client -o json -f "$TESTBED_DIR/jobset/webhooks.yaml" |
-    python3 "$TESTBED_ROOT/hack/testbed/webhooks.py" --prefix=jobset- \
-      --url="https://127.0.0.1:$JOBSET_WEBHOOK_PORT" --ca="$PKI/ca.crt" \
-      >"$TESTBED_DIR/jobset/webhooks.json"
-  testbed_kubectl apply --server-side --field-manager=testbed -f "$TESTBED_DIR/jobset/webhooks.json" >/dev/null
-  testbed_wait_for "the JobSet controller to be ready" 60 \
-    curl -fsS "http://127.0.0.1:$JOBSET_HEALTH_PORT/readyz"
-fi
-
-if ((want_kwok)); then
-  testbed_wait_for "kwok-node-0 to be Ready" 60 \
-    testbed_kubectl wait --for=condition=Ready node/kwok-node-0 --timeout=1s
-  # TaintNodesByCondition put node.kubernetes.io/not-ready:NoSchedule on the new node; only the
-  # node-lifecycle controller (not run here) would take it off again.
-  testbed_kubectl taint node kwok-node-0 node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 fi
 
 # --- Describe the test bed ---------------------------------------------------------------------
 cat >"$TESTBED_DIR/env" <<EOF
-# Written by hack/testbed/up.sh; source it to talk to this test bed.
+# Written by hack/testbed/up.sh (add.sh appends); source it to talk to this test bed.
 export KUBECONFIG='$KC'
 export TESTBED_DIR='$TESTBED_DIR'
 export TESTBED_APISERVER_URL='$API_URL'
@@ -263,8 +176,15 @@ export TESTBED_ETCD_URL='$ETCD_URL'
 export TESTBED_PKI_DIR='$PKI'
 export TESTBED_BIN_DIR='$BIN'
 export TESTBED_CRD_DIR='$(testbed_crd_dir)'
-export TESTBED_JOBSET_WEBHOOK_URL='${JOBSET_WEBHOOK_PORT:+https://127.0.0.1:$JOBSET_WEBHOOK_PORT}'
 EOF
+
+add_args=()
+((want_jobset)) && add_args+=(--jobset-controller)
+((want_scheduler)) && add_args+=(--scheduler)
+((want_kwok)) && add_args+=(--kwok)
+if ((${#add_args[@]} > 0)); then
+  "$TESTBED_ROOT/hack/testbed/add.sh" "${add_args[@]}"
+fi
 started_ok=1
 
 testbed_log "ready in $((SECONDS - start_time))s: $(testbed_live_processes | tr '\n' ' ')"
