@@ -371,6 +371,7 @@ class Run:
             crd = yaml.safe_load(open(path, encoding="utf-8"))
             crds[crd["spec"]["names"]["singular"]] = crd
         checks = [
+            ("trainjob", "spec.trainer", "<Object>"),
             ("trainjob", "spec.trainer.numNodes", "<integer>"),
             ("trainingruntime", "spec.mlPolicy.torch", "<Object>"),
             ("clustertrainingruntime", "spec.mlPolicy.torch", "<Object>"),
