@@ -1,9 +1,13 @@
 // Quantity parsing, exact arithmetic and canonical printing, after apimachinery's
-// pkg/api/resource (quantity.go, amount.go, suffix.go).
+// pkg/api/resource (quantity.go: ParseQuantity, parseQuantityString, CanonicalizeBytes;
+// amount.go; suffix.go). IntOrString after pkg/util/intstr.
 #include "common/quantity/quantity.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 
 namespace trainer::quantity {
@@ -17,67 +21,33 @@ constexpr char kErrFormatWrong[] =
 constexpr char kErrSuffix[] = "unable to parse quantity's suffix";
 constexpr char kErrNumeric[] = "unable to parse numeric part of quantity";
 
-// Apimachinery keeps nine fractional digits at most and rounds smaller values up.
-constexpr int32_t kMinExponent = -9;
-constexpr int kMaxDigits = 18;  // mantissas stay below 10^18
-
-i128 Pow10(int n) {
-  i128 r = 1;
-  for (int i = 0; i < n; ++i) r *= 10;
-  return r;
-}
+constexpr int kMaxDigits = 30;        // significant digits kept (i128 holds 38)
+constexpr int64_t kMinExponent = -9;  // upstream keeps nothing below nano
+constexpr int64_t kMaxExponent = 1'000'000'000;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Suffix → (base, exponent): base 10 exponents for SI and "e" forms, base 2 for binary.
-struct Suffix {
-  int base = 10;
-  int exponent = 0;
-  Quantity::Format format = Quantity::Format::kDecimalSI;
-};
-
-bool ParseSuffix(std::string_view s, Suffix* out) {
-  static const struct {
-    std::string_view text;
-    int base;
-    int exponent;
-  } kTable[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},
-                {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
-                {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
-                {"Ei", 2, 60}};
-  for (const auto& e : kTable) {
-    if (s == e.text) {
-      out->base = e.base;
-      out->exponent = e.exponent;
-      out->format = e.base == 2 ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI;
-      return true;
-    }
-  }
-  if (s.size() >= 2 && (s[0] == 'e' || s[0] == 'E')) {
-    std::string_view digits = s.substr(1);
-    bool negative = false;
-    if (digits[0] == '+' || digits[0] == '-') {
-      negative = digits[0] == '-';
-      digits.remove_prefix(1);
-    }
-    if (digits.empty() || digits.size() > 4) return false;
-    int value = 0;
-    for (char c : digits) {
-      if (!IsDigit(c)) return false;
-      value = value * 10 + (c - '0');
-    }
-    out->base = 10;
-    out->exponent = negative ? -value : value;
-    out->format = Quantity::Format::kDecimalExponent;
-    return true;
-  }
-  return false;
+i128 Pow10(int64_t n) {
+  i128 r = 1;
+  for (int64_t i = 0; i < n; ++i) r *= 10;
+  return r;
 }
 
-// Divides rounding away from zero (so positive values round up, as apimachinery does).
-i128 DivRoundUp(i128 a, i128 b) {
+int Digits(i128 v) {
+  int n = 0;
+  while (v != 0) {
+    v /= 10;
+    ++n;
+  }
+  return n;
+}
+
+int SignOf(i128 v) { return (v > 0) - (v < 0); }
+
+// a / b rounded away from zero (inf.RoundUp), b > 0.
+i128 DivAway(i128 a, i128 b) {
   i128 q = a / b;
-  if (a % b != 0) q += (a > 0) ? 1 : -1;
+  if (a % b != 0) q += SignOf(a);
   return q;
 }
 
@@ -87,258 +57,341 @@ int64_t Saturate(i128 v) {
   return static_cast<int64_t>(v);
 }
 
-int CountDigits(i128 v) {
-  if (v < 0) v = -v;
-  int n = 0;
-  while (v > 0) {
+std::string I128ToString(i128 v) {
+  if (v == 0) return "0";
+  bool neg = v < 0;
+  std::string out;
+  while (v != 0) {
+    int d = static_cast<int>(v % 10);
+    out.push_back(static_cast<char>('0' + (d < 0 ? -d : d)));
     v /= 10;
-    ++n;
   }
-  return n;
+  if (neg) out.push_back('-');
+  return std::string(out.rbegin(), out.rend());
+}
+
+// suffix.go's interpret: the decimal and binary tables, then "e<int>"/"E<int>".
+bool InterpretSuffix(std::string_view s, int* base, int64_t* exponent, Quantity::Format* format) {
+  static constexpr struct {
+    std::string_view text;
+    int base;
+    int exponent;
+  } kTable[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},
+                {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
+                {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
+                {"Ei", 2, 60}};
+  for (const auto& e : kTable) {
+    if (s == e.text) {
+      *base = e.base;
+      *exponent = e.exponent;
+      *format = e.base == 2 ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI;
+      return true;
+    }
+  }
+  if (s.size() < 2 || (s[0] != 'e' && s[0] != 'E')) return false;
+  // strconv.ParseInt(s[1:], 10, 64)
+  std::string_view digits = s.substr(1);
+  bool negative = false;
+  if (digits[0] == '+' || digits[0] == '-') {
+    negative = digits[0] == '-';
+    digits.remove_prefix(1);
+  }
+  if (digits.empty()) return false;
+  int64_t value = 0;
+  for (char c : digits) {
+    if (!IsDigit(c)) return false;
+    if (value > (std::numeric_limits<int64_t>::max() - (c - '0')) / 10) return false;
+    value = value * 10 + (c - '0');
+  }
+  *base = 10;
+  *exponent = negative ? -value : value;
+  *format = Quantity::Format::kDecimalExponent;
+  return true;
+}
+
+// Whether ParseQuantity takes its int64 fast path and keeps the input as the printed text.
+bool KeepsText(std::string_view num, std::string_view denom, int64_t exponent,
+               Quantity::Format format) {
+  std::string shifted = std::string(num) + std::string(denom);
+  if (format == Quantity::Format::kBinarySI) {
+    if (!denom.empty()) return false;
+    int64_t precision = 15 - static_cast<int64_t>(num.size()) - exponent * 3 / 10 - 1;
+    if (precision < 0) return false;
+    int64_t value = std::strtoll(shifted.c_str(), nullptr, 10);
+    int64_t scaled;
+    if (__builtin_mul_overflow(value, int64_t{1} << exponent, &scaled)) return false;
+    return exponent % 10 == 0 && (value & 0x07) != 0;
+  }
+  int64_t precision = 18 - static_cast<int64_t>(num.size() + denom.size());
+  int64_t scale = exponent - static_cast<int64_t>(denom.size());
+  if (precision < 0 || scale < kMinExponent) return false;
+  return scale % 3 == 0 && !shifted.ends_with("000") && shifted[0] != '0';
+}
+
+// The text Go's encoding/json writes for a float64: shortest round-trip digits, plain notation
+// for 1e-6 <= |d| < 1e21, else exponent notation without a leading zero in the exponent.
+std::string GoJsonFloat(double d) {
+  char buf[400];
+  double a = std::fabs(d);
+  std::to_chars_result r;
+  if (a == 0 || (a >= 1e-6 && a < 1e21)) {
+    r = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::fixed);
+    return std::string(buf, r.ptr);
+  }
+  r = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
+  std::string s(buf, r.ptr);
+  size_t n = s.size();
+  if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') s.erase(n - 2, 1);
+  return s;
+}
+
+std::string_view TrimSpace(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\v\f\r";
+  size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(kSpace);
+  return s.substr(b, e - b + 1);
 }
 
 }  // namespace
 
-Quantity::Quantity(i128 mantissa, int32_t exponent, Format format) : format_(format) {
-  // Keep the mantissa within 18 digits; drop (round up) digits beyond that or below 1n.
-  while (CountDigits(mantissa) > kMaxDigits || (exponent < kMinExponent && mantissa != 0)) {
-    mantissa = DivRoundUp(mantissa, 10);
+Quantity::Quantity(i128 mantissa, int64_t exponent, Format format) : format_(format) {
+  while (Digits(mantissa) > kMaxDigits) {
+    mantissa = DivAway(mantissa, 10);
     ++exponent;
   }
-  mantissa_ = static_cast<int64_t>(mantissa);
-  exponent_ = exponent;
-  Normalize();
-}
-
-void Quantity::Normalize() {
-  if (mantissa_ == 0) {
-    exponent_ = 0;
-    return;
+  if (mantissa != 0 && exponent < kMinExponent) {
+    int64_t shift = kMinExponent - exponent;
+    mantissa = shift > 38 ? SignOf(mantissa) : DivAway(mantissa, Pow10(shift));
+    exponent = kMinExponent;
   }
-  while (mantissa_ % 10 == 0) {
-    mantissa_ /= 10;
-    ++exponent_;
+  while (mantissa != 0 && mantissa % 10 == 0) {
+    mantissa /= 10;
+    ++exponent;
   }
+  if (mantissa == 0) exponent = 0;
+  mantissa_ = mantissa;
+  exponent_ = static_cast<int32_t>(std::clamp<int64_t>(exponent, -kMaxExponent, kMaxExponent));
 }
 
 Quantity Quantity::FromInt(int64_t value, Format format) { return Quantity(value, 0, format); }
 Quantity Quantity::FromMilli(int64_t milli) { return Quantity(milli, -3, Format::kDecimalSI); }
 
-StatusOr<Quantity> Quantity::Parse(std::string_view text) {
-  if (text.empty()) return InvalidArgumentError("quantities must not be empty");  // ErrFormatWrong in Go
-  std::string_view s = text;
-  bool negative = false;
-  if (s[0] == '+' || s[0] == '-') {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
+StatusOr<Quantity> Quantity::Parse(std::string_view str) {
+  if (str.empty()) return InvalidArgumentError(kErrFormatWrong);
+  // parseQuantityString: sign, leading zeros, numerator, optional denominator, suffix.
+  size_t pos = 0;
+  const size_t end = str.size();
+  bool positive = true;
+  if (str[0] == '-' || str[0] == '+') {
+    positive = str[0] == '+';
+    ++pos;
   }
-  // Numeric part: digits with at most one '.'.
-  size_t i = 0;
+  while (pos < end && str[pos] == '0') ++pos;
+  if (pos == end) return Quantity();  // "0", "-", "+000": zero, as upstream
+  size_t start = pos;
+  while (pos < end && IsDigit(str[pos])) ++pos;
+  std::string_view num = str.substr(start, pos - start);
+  if (num.empty()) num = "0";
+  std::string_view denom;
+  if (pos < end && str[pos] == '.') {
+    start = ++pos;
+    while (pos < end && IsDigit(str[pos])) ++pos;
+    denom = str.substr(start, pos - start);
+  }
+  size_t suffix_start = pos;
+  while (pos < end && std::strchr("eEinumkKMGTP", str[pos]) != nullptr) ++pos;
+  if (pos < end && (str[pos] == '-' || str[pos] == '+')) ++pos;
+  while (pos < end && IsDigit(str[pos])) ++pos;
+  if (pos != end) return InvalidArgumentError(kErrFormatWrong);
+
+  int base;
+  int64_t exponent;
+  Format format;
+  if (!InterpretSuffix(str.substr(suffix_start), &base, &exponent, &format)) {
+    return InvalidArgumentError(kErrSuffix);
+  }
+  if (exponent > kMaxExponent || exponent < -kMaxExponent) return InvalidArgumentError(kErrNumeric);
+
+  // Significant digits, rounded away from zero to kMaxDigits.
+  std::string digits = std::string(num) + std::string(denom);
+  int64_t e10 = -static_cast<int64_t>(denom.size());
+  size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) {
+    Quantity zero;
+    zero.format_ = format;
+    return zero;
+  }
+  digits.erase(0, first);
+  bool dropped_nonzero = false;
+  if (digits.size() > static_cast<size_t>(kMaxDigits)) {
+    dropped_nonzero = digits.find_first_not_of('0', kMaxDigits) != std::string::npos;
+    e10 += static_cast<int64_t>(digits.size()) - kMaxDigits;
+    digits.resize(kMaxDigits);
+  }
   i128 mantissa = 0;
-  int32_t exponent = 0;
-  int digits = 0;
-  bool seen_dot = false;
-  bool any_digit = false;
-  for (; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '.') {
-      if (seen_dot) return InvalidArgumentError(kErrNumeric);
-      seen_dot = true;
-      continue;
+  for (char c : digits) mantissa = mantissa * 10 + (c - '0');
+  if (dropped_nonzero) mantissa += 1;
+  if (!positive) mantissa = -mantissa;
+
+  Quantity q;
+  if (base == 10) {
+    q = Quantity(mantissa, e10 + exponent, format);
+  } else {
+    while (Digits(mantissa) > 20) {  // keeps mantissa * 2^60 within 128 bits
+      mantissa = DivAway(mantissa, 10);
+      ++e10;
     }
-    if (!IsDigit(c)) break;
-    any_digit = true;
-    if (mantissa == 0 && c == '0') {
-      if (seen_dot) --exponent;
-      continue;
-    }
-    if (digits < 36) {  // more digits than any int64 holds are dropped (rounded up below)
-      mantissa = mantissa * 10 + (c - '0');
-      ++digits;
-      if (seen_dot) --exponent;
-    } else if (!seen_dot) {
-      ++exponent;
-    }
+    q = Quantity(mantissa * (static_cast<i128>(1) << exponent), e10, format);
+    // Upstream caps binary quantities at 2^63-1 and prints fractions below one as DecimalSI.
+    const Quantity kMax(std::numeric_limits<int64_t>::max(), 0, format);
+    if ((q.Sign() > 0 ? q : q * -1) > kMax) q = q.Sign() > 0 ? kMax : kMax * -1;
+    const Quantity kOne(1, 0, format);
+    if (q.Sign() != 0 && (q.Sign() > 0 ? q : q * -1) < kOne) q.format_ = Format::kDecimalSI;
   }
-  if (!any_digit) return InvalidArgumentError(kErrFormatWrong);
-  std::string_view suffix_text = s.substr(i);
-  // The regular expression's suffix class.
-  for (char c : suffix_text) {
-    if (!(IsDigit(c) || c == '+' || c == '-' || std::string_view("eEinumkKMGTP").find(c) != std::string_view::npos)) {
-      return InvalidArgumentError(kErrFormatWrong);
-    }
-  }
-  Suffix suffix;
-  if (!ParseSuffix(suffix_text, &suffix)) return InvalidArgumentError(kErrSuffix);
-  if (negative) mantissa = -mantissa;
-  // Shrink an over-long mantissa before scaling so the arithmetic stays in 128 bits.
-  while (CountDigits(mantissa) > kMaxDigits) {
-    mantissa = DivRoundUp(mantissa, 10);
-    ++exponent;
-  }
-  if (suffix.base == 2) {
-    // 2^exp is an exact integer: multiply it in (values above ~9.2e18 saturate).
-    i128 factor = static_cast<i128>(1) << suffix.exponent;
-    i128 scaled = mantissa * factor;
-    while (CountDigits(scaled) > 36) {
-      scaled = DivRoundUp(scaled, 10);
-      ++exponent;
-    }
-    return Quantity(scaled, exponent, suffix.format);
-  }
-  int32_t total = exponent + suffix.exponent;
-  if (total > 100 || total < -100) {
-    if (total < -100) return Quantity(negative ? -1 : (mantissa == 0 ? 0 : 1), kMinExponent, suffix.format);
-    return InvalidArgumentError(kErrNumeric);
-  }
-  return Quantity(mantissa, total, suffix.format);
+  if (KeepsText(num, denom, exponent, format)) q.text_ = std::string(str);
+  return q;
 }
 
 StatusOr<Quantity> Quantity::FromJson(const json::Value& v) {
-  if (v.IsString()) return Parse(v.AsString());
-  if (v.IsInt()) return FromInt(v.AsInt());
-  if (v.IsDouble()) {
-    double d = v.AsDouble();
-    if (!std::isfinite(d)) return InvalidArgumentError(kErrFormatWrong);
-    // The shortest text that reads back as the same double, as the client wrote it.
-    char buf[40];
-    for (int precision = 15; precision <= 17; ++precision) {
-      std::snprintf(buf, sizeof(buf), "%.*g", precision, d);
-      if (std::strtod(buf, nullptr) == d) break;
-    }
-    return Parse(buf);
+  switch (v.type()) {
+    case json::Type::kString: return Parse(TrimSpace(v.AsString()));
+    case json::Type::kInt: return Parse(std::to_string(v.AsInt()));
+    case json::Type::kDouble:
+      if (!std::isfinite(v.AsDouble())) return InvalidArgumentError(kErrFormatWrong);
+      return Parse(GoJsonFloat(v.AsDouble()));
+    case json::Type::kNull: return Quantity();  // UnmarshalJSON("null") is zero
+    default:
+      // Upstream hands the raw JSON ("true", "{...}") to ParseQuantity.
+      return InvalidArgumentError(kErrFormatWrong);
   }
-  return InvalidArgumentError("quantity must be a string or a number, got " +
-                              std::string(json::DescribeType(v)));
 }
-
-int64_t Quantity::Value() const {
-  if (exponent_ >= 0) {
-    if (exponent_ > 20) return Sign() > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-    return Saturate(static_cast<i128>(mantissa_) * Pow10(exponent_));
-  }
-  if (-exponent_ > 30) return Sign() > 0 ? 1 : 0;
-  return Saturate(DivRoundUp(mantissa_, Pow10(-exponent_)));
-}
-
-int64_t Quantity::MilliValue() const {
-  int32_t e = exponent_ + 3;
-  if (e >= 0) {
-    if (e > 20) return Sign() > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-    return Saturate(static_cast<i128>(mantissa_) * Pow10(e));
-  }
-  if (-e > 30) return Sign() > 0 ? 1 : 0;
-  return Saturate(DivRoundUp(mantissa_, Pow10(-e)));
-}
-
-double Quantity::AsDouble() const { return static_cast<double>(mantissa_) * std::pow(10.0, exponent_); }
 
 namespace {
 
-std::string Int128ToString(i128 v) {
-  if (v == 0) return "0";
-  bool neg = v < 0;
-  if (neg) v = -v;
-  std::string out;
-  while (v > 0) {
-    out.insert(out.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-    v /= 10;
+// value / 10^scale rounded away from zero, saturating at the int64 range.
+int64_t ScaledAway(i128 mantissa, int64_t exponent, int64_t scale) {
+  if (mantissa == 0) return 0;
+  int64_t d = exponent - scale;
+  if (d >= 0) {
+    if (Digits(mantissa) + d > 19) return Saturate(SignOf(mantissa) * Pow10(20));
+    return Saturate(mantissa * Pow10(d));
   }
-  if (neg) out.insert(out.begin(), '-');
-  return out;
-}
-
-std::string_view DecimalSuffix(int e3) {
-  switch (e3) {
-    case -9: return "n";
-    case -6: return "u";
-    case -3: return "m";
-    case 0: return "";
-    case 3: return "k";
-    case 6: return "M";
-    case 9: return "G";
-    case 12: return "T";
-    case 15: return "P";
-    case 18: return "E";
-  }
-  return "";
+  if (-d > 38) return SignOf(mantissa);
+  return Saturate(DivAway(mantissa, Pow10(-d)));
 }
 
 }  // namespace
 
+int64_t Quantity::Value() const { return ScaledAway(mantissa_, exponent_, 0); }
+int64_t Quantity::MilliValue() const { return ScaledAway(mantissa_, exponent_, -3); }
+
+double Quantity::AsDouble() const {
+  std::string text = I128ToString(mantissa_) + "e" + std::to_string(exponent_);
+  return std::strtod(text.c_str(), nullptr);
+}
+
 std::string Quantity::ToString() const {
+  if (!text_.empty()) return text_;
   if (mantissa_ == 0) return "0";
-  Format format = format_;
-  if (format == Format::kBinarySI) {
-    // Binary suffixes only for integers of at least 1024 in magnitude, as apimachinery prints.
-    bool integral = exponent_ >= 0;
-    i128 value = 0;
-    if (integral && exponent_ <= 20) value = static_cast<i128>(mantissa_) * Pow10(exponent_);
-    if (integral && exponent_ <= 20 && (value >= 1024 || value <= -1024)) {
-      static const char* kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  if (format_ == Format::kBinarySI && exponent_ >= 0 && Digits(mantissa_) + exponent_ <= 38) {
+    i128 value = mantissa_ * Pow10(exponent_);
+    if (value >= 1024 || value <= -1024) {
+      static constexpr const char* kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
       int k = 0;
       while (k < 6 && value % 1024 == 0) {
         value /= 1024;
         ++k;
       }
-      return Int128ToString(value) + kBinary[k];
+      return I128ToString(value) + kBinary[k];
     }
-    format = Format::kDecimalSI;
   }
-  // Largest multiple of three not above the exponent, clamped to the suffix range.
-  int32_t e3 = exponent_ >= 0 ? (exponent_ / 3) * 3 : -(((-exponent_) + 2) / 3) * 3;
-  if (format == Format::kDecimalSI && e3 > 18) e3 = 18;
-  if (e3 < -9) e3 = -9;
-  i128 mantissa = static_cast<i128>(mantissa_) * Pow10(exponent_ - e3);
-  std::string out = Int128ToString(mantissa);
-  if (format == Format::kDecimalExponent) {
-    if (e3 != 0) out += "e" + std::to_string(e3);
-    return out;
+  // DecimalSI (also BinarySI below 1024 or with a fraction) and DecimalExponent: the exponent
+  // goes down to a multiple of three.
+  i128 mantissa = mantissa_;
+  int64_t exponent = exponent_;
+  while (exponent % 3 != 0) {
+    mantissa *= 10;
+    --exponent;
   }
-  return out + std::string(DecimalSuffix(e3));
+  std::string out = I128ToString(mantissa);
+  if (format_ != Format::kDecimalExponent) {
+    static constexpr std::string_view kDecimal[] = {"n", "u", "m", "",  "k",
+                                                    "M", "G", "T", "P", "E"};
+    if (exponent >= -9 && exponent <= 18) return out + std::string(kDecimal[(exponent + 9) / 3]);
+    // DecimalSI has no suffix beyond E: upstream falls back to the exponent form.
+  }
+  if (exponent != 0) out += "e" + std::to_string(exponent);
+  return out;
 }
 
 Quantity Quantity::operator+(const Quantity& other) const {
   Format format = IsZero() ? other.format_ : format_;
-  int32_t e = std::min(exponent_, other.exponent_);
-  // Align exponents; beyond 10^18 of spread the smaller term is below the kept precision.
-  if (exponent_ - e > 18) return Quantity(mantissa_, exponent_, format);
-  if (other.exponent_ - e > 18) return Quantity(other.mantissa_, other.exponent_, format);
-  i128 a = static_cast<i128>(mantissa_) * Pow10(exponent_ - e);
-  i128 b = static_cast<i128>(other.mantissa_) * Pow10(other.exponent_ - e);
-  return Quantity(a + b, e, format);
+  i128 ma = mantissa_, mb = other.mantissa_;
+  int64_t ea = exponent_, eb = other.exponent_;
+  if (mb == 0) return Quantity(ma, ea, format);
+  if (ma == 0) return Quantity(mb, eb, format);
+  // Align on the smaller exponent; when that would overflow 128 bits, the finer term lies far
+  // below the kept precision and is rounded first.
+  while (true) {
+    int64_t e = std::min(ea, eb);
+    if (Digits(ma) + (ea - e) <= 37 && Digits(mb) + (eb - e) <= 37) {
+      return Quantity(ma * Pow10(ea - e) + mb * Pow10(eb - e), e, format);
+    }
+    if (ea < eb) {
+      ma = DivAway(ma, 10);
+      ++ea;
+    } else {
+      mb = DivAway(mb, 10);
+      ++eb;
+    }
+  }
 }
 
-Quantity Quantity::operator-(const Quantity& other) const {
-  return *this + (other * -1);
-}
+Quantity Quantity::operator-(const Quantity& other) const { return *this + (other * -1); }
 
 Quantity Quantity::operator*(int64_t factor) const {
-  return Quantity(static_cast<i128>(mantissa_) * factor, exponent_, format_);
+  i128 m = mantissa_;
+  int64_t e = exponent_;
+  while (Digits(m) + Digits(factor) > 38) {
+    m = DivAway(m, 10);
+    ++e;
+  }
+  return Quantity(m * factor, e, format_);
 }
 
 std::strong_ordering Quantity::operator<=>(const Quantity& other) const {
   if (Sign() != other.Sign()) return Sign() <=> other.Sign();
   if (mantissa_ == 0) return std::strong_ordering::equal;
-  int32_t e = std::min(exponent_, other.exponent_);
-  if (exponent_ - e > 30 || other.exponent_ - e > 30) {
-    // Magnitudes differ by more than 10^12 beyond any mantissa: compare exponents.
-    bool this_bigger_mag = (exponent_ + CountDigits(mantissa_)) > (other.exponent_ + CountDigits(other.mantissa_));
-    if (Sign() > 0) return this_bigger_mag ? std::strong_ordering::greater : std::strong_ordering::less;
-    return this_bigger_mag ? std::strong_ordering::less : std::strong_ordering::greater;
+  // Same sign: compare the position of the leading digit, then the aligned digits.
+  int64_t lead_a = Digits(mantissa_) + static_cast<int64_t>(exponent_);
+  int64_t lead_b = Digits(other.mantissa_) + static_cast<int64_t>(other.exponent_);
+  if (lead_a != lead_b) {
+    bool bigger = lead_a > lead_b;
+    if (Sign() < 0) bigger = !bigger;
+    return bigger ? std::strong_ordering::greater : std::strong_ordering::less;
   }
-  i128 a = static_cast<i128>(mantissa_) * Pow10(exponent_ - e);
-  i128 b = static_cast<i128>(other.mantissa_) * Pow10(other.exponent_ - e);
+  int64_t e = std::min<int64_t>(exponent_, other.exponent_);
+  i128 a = mantissa_ * Pow10(exponent_ - e);
+  i128 b = other.mantissa_ * Pow10(other.exponent_ - e);
   return a <=> b;
 }
 
 StatusOr<IntOrString> IntOrString::FromJson(const json::Value& v) {
-  if (v.IsInt()) return IntOrString::FromInt(v.AsInt());
+  auto in_range = [](double d) {
+    return d >= std::numeric_limits<int32_t>::min() && d <= std::numeric_limits<int32_t>::max();
+  };
   if (v.IsString()) return IntOrString::FromString(v.AsString());
-  if (v.IsDouble() && std::trunc(v.AsDouble()) == v.AsDouble() && std::fabs(v.AsDouble()) < 9.2e18) {
+  if (v.IsInt() && in_range(static_cast<double>(v.AsInt()))) return IntOrString::FromInt(v.AsInt());
+  if (v.IsDouble() && std::trunc(v.AsDouble()) == v.AsDouble() && in_range(v.AsDouble())) {
     return IntOrString::FromInt(static_cast<int64_t>(v.AsDouble()));
   }
-  return InvalidArgumentError("expected an integer or a string, got " + std::string(json::DescribeType(v)));
+  if (v.IsNumber()) {
+    return InvalidArgumentError("expected an integer in int32 range or a string, got " +
+                                json::Write(v));
+  }
+  return InvalidArgumentError("expected an integer or a string, got " +
+                              std::string(json::DescribeType(v)));
 }
 
 json::Value IntOrString::ToJson() const {
