@@ -188,7 +188,9 @@ Status ApplyOne(Value& doc, const Value& op) {
       return Add(doc, tokens, source->Clone());
     }
     if (from_tokens == tokens) {
-      if (Resolve(doc, tokens, tokens.size()) == nullptr) return NotFoundError("from path not found");
+      if (Resolve(doc, tokens, tokens.size()) == nullptr) {
+        return NotFoundError("from path not found");
+      }
       return OkStatus();
     }
     if (IsPrefix(from_tokens, tokens)) {
@@ -312,9 +314,9 @@ Value Materialize(const Value& v) {
     for (const Value& e : v.elements()) {
       if (e.IsObject()) {
         const Value* p = e.Find(kPatchDirective);
-        if (p != nullptr && p->IsString() && (p->AsString() == "delete" || p->AsString() == "replace")) {
-          continue;
-        }
+        bool directive_item = p != nullptr && p->IsString() &&
+                              (p->AsString() == "delete" || p->AsString() == "replace");
+        if (directive_item) continue;
       }
       out.PushBack(Materialize(e));
     }

@@ -5,7 +5,9 @@
 //   if (log::V(4)) log::Debug(4, "watch event", {{"type", "MODIFIED"}});
 //
 // Thread-safe (a record is formatted first, then written with one call under a lock) and never
-// throws. Never log Secret data.
+// throws. Text values are bare unless they hold spaces, quotes, '=', '\\' or control bytes, then
+// they are JSON-quoted; text keys have such bytes replaced by '_'. JSON lines are escaped by
+// RapidJSON. Invalid UTF-8 is replaced by U+FFFD in both formats. Never log Secret data.
 #pragma once
 
 #include <initializer_list>

@@ -320,7 +320,9 @@ Scalar ResolveTagged(const YAML::Mark& mark, const std::string& tag, const std::
   std::string_view name = std::string_view(tag).substr(kLongTagPrefix.size());
   if (name == "binary") {
     std::string decoded;
-    if (!DecodeBase64(value, &decoded)) throw BuildError{mark, "!!binary value contains invalid base64 data"};
+    if (!DecodeBase64(value, &decoded)) {
+      throw BuildError{mark, "!!binary value contains invalid base64 data"};
+    }
     return Scalar{};  // the caller re-reads the text; see ScalarToValue
   }
   Kind want;
@@ -430,7 +432,9 @@ class Builder : public YAML::EventHandler {
     }
     const Anchored& a = it->second;
     alias_nodes_ += a.nodes;
-    if (alias_nodes_ > kMaxAliasNodes) throw BuildError{mark, "document contains excessive aliasing"};
+    if (alias_nodes_ > kMaxAliasNodes) {
+      throw BuildError{mark, "document contains excessive aliasing"};
+    }
     if (stack_.size() + a.height > kMaxDepth) {
       throw BuildError{mark, "exceeded max depth of " + std::to_string(kMaxDepth)};
     }

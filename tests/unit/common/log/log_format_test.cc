@@ -1,0 +1,187 @@
+// Record formats of common/log (logfmt quoting, JSON validity, hostile bytes) and the real
+// stderr sink: one intact line per record under concurrent writers, verbosity gating.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/json/json.h"
+#include "common/log/log.h"
+
+namespace trainer::log {
+namespace {
+
+TEST_CASE("text values are quoted only when they must be", "[unit][log]") {
+  const struct {
+    const char* name;
+    std::string value;
+    const char* want;
+  } cases[] = {
+      {"plain", "ns/name", "k=ns/name"},
+      {"empty", "", "k=\"\""},
+      {"space", "a b", "k=\"a b\""},
+      {"equals", "a=b", "k=\"a=b\""},
+      {"quote", "say \"hi\"", "k=\"say \\\"hi\\\"\""},
+      {"backslash", "a\\b", "k=\"a\\\\b\""},
+      {"newline", "line1\nline2", "k=\"line1\\nline2\""},
+      {"tab", "a\tb", "k=\"a\\tb\""},
+      {"control byte", std::string("a\x01", 2), "k=\"a\\u0001\""},
+      {"nul byte", std::string("a\0b", 3), "k=\"a\\u0000b\""},
+      {"utf-8 stays bare", "héllo", "k=héllo"},
+      {"invalid utf-8 is replaced", "a\xff", "k=\"a\xEF\xBF\xBD\""},
+      {"truncated utf-8", "\xC3", "k=\"\xEF\xBF\xBD\""},
+      {"overlong utf-8", "\xC0\xAF", "k=\"\xEF\xBF\xBD\xEF\xBF\xBD\""},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      std::string r = FormatRecord(Format::kText, Level::kInfo, "m", {{"k", c.value}}, "T");
+      CHECK(r == std::string("ts=T level=info msg=m ") + c.want);
+    }
+  }
+}
+
+TEST_CASE("text keys cannot break the key=value grammar", "[unit][log]") {
+  std::string r = FormatRecord(Format::kText, Level::kWarn, "m",
+                               {{"a b", "1"}, {"x=y", "2"}, {"", "3"}, {"ok.key", "4"}}, "T");
+  CHECK(r == "ts=T level=warn msg=m a_b=1 x_y=2 _=3 ok.key=4");
+}
+
+TEST_CASE("levels are named like zap's", "[unit][log]") {
+  CHECK(FormatRecord(Format::kText, Level::kError, "m", {}, "T") == "ts=T level=error msg=m");
+  CHECK(FormatRecord(Format::kText, Level::kDebug, "m", {}, "T") == "ts=T level=debug msg=m");
+  CHECK(FormatRecord(Format::kJson, Level::kInfo, "m", {}, "T") ==
+        R"({"ts":"T","level":"info","msg":"m"})");
+}
+
+TEST_CASE("JSON records are valid JSON for any bytes", "[unit][log]") {
+  std::vector<std::string> nasty = {
+      "", "plain", "quote\"", "back\\slash", "new\nline", std::string("nul\0x", 5), "\x7f",
+      "\xff\xfe", "\xed\xa0\x80" /* surrogate */, "\xf4\x90\x80\x80" /* > U+10FFFF */,
+      "emoji \xf0\x9f\x98\x80", "</script>", "\xe2\x80\xa8"};
+  for (const std::string& s : nasty) {
+    std::string r = FormatRecord(Format::kJson, Level::kError, s, {{s, s}, {"k", s}}, "T");
+    INFO(r);
+    CHECK(r.find('\n') == std::string::npos);
+    auto v = json::Parse(r);
+    REQUIRE(v.ok());
+    CHECK(v->Find("level")->AsString() == "error");
+    CHECK(v->Find("k")->AsString() == v->Find("msg")->AsString());
+  }
+  // Valid UTF-8 passes through unchanged.
+  auto v = json::Parse(FormatRecord(Format::kJson, Level::kInfo, "héllo \xf0\x9f\x98\x80", {}, "T"));
+  REQUIRE(v.ok());
+  CHECK(v->Find("msg")->AsString() == "héllo \xf0\x9f\x98\x80");
+}
+
+// Redirects fd 2 into a temporary file for the lifetime of the object.
+class StderrCapture {
+ public:
+  StderrCapture() {
+    std::fflush(stderr);
+    file_ = std::tmpfile();
+    saved_ = dup(2);
+    dup2(fileno(file_), 2);
+  }
+  ~StderrCapture() { Restore(); }
+  std::vector<std::string> Lines() {
+    Restore();
+    std::fseek(file_, 0, SEEK_SET);
+    std::vector<std::string> lines;
+    std::string line;
+    int c;
+    while ((c = std::fgetc(file_)) != EOF) {
+      if (c == '\n') {
+        lines.push_back(line);
+        line.clear();
+      } else {
+        line.push_back(static_cast<char>(c));
+      }
+    }
+    if (!line.empty()) lines.push_back(line);
+    return lines;
+  }
+
+ private:
+  void Restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+    saved_ = -1;
+  }
+  FILE* file_ = nullptr;
+  int saved_ = -1;
+};
+
+TEST_CASE("concurrent records come out as whole lines", "[unit][log]") {
+  SetFormat(Format::kJson);
+  SetVerbosity(4);
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 500;
+  std::vector<std::string> lines;
+  {
+    StderrCapture capture;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t] {
+        std::string id = std::to_string(t);
+        std::string big(200, static_cast<char>('a' + t));
+        for (int i = 0; i < kPerThread; ++i) {
+          std::string n = std::to_string(i);
+          switch (i % 4) {
+            case 0: Info("info", {{"t", id}, {"i", n}, {"pad", big}}); break;
+            case 1: Warn("warn", {{"t", id}, {"i", n}, {"pad", big}}); break;
+            case 2: Error("error", {{"t", id}, {"i", n}, {"pad", big}}); break;
+            default: Debug(4, "debug", {{"t", id}, {"i", n}, {"pad", big}}); break;
+          }
+          Debug(5, "never printed", {{"t", id}});
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    lines = capture.Lines();
+  }
+  SetFormat(Format::kText);
+  SetVerbosity(0);
+  REQUIRE(lines.size() == static_cast<size_t>(kThreads * kPerThread));
+  std::vector<int> per_thread(kThreads, 0);
+  for (const std::string& line : lines) {
+    auto v = json::Parse(line);
+    REQUIRE(v.ok());
+    CHECK(v->Find("msg")->AsString() != "never printed");
+    CHECK(v->Find("pad")->AsString().size() == 200);
+    per_thread[std::stoi(v->Find("t")->AsString())]++;
+  }
+  for (int count : per_thread) CHECK(count == kPerThread);
+}
+
+TEST_CASE("verbosity gates debug records only", "[unit][log]") {
+  SetVerbosity(2);
+  CHECK(V(0));
+  CHECK(V(2));
+  CHECK_FALSE(V(3));
+  std::vector<std::string> lines;
+  {
+    StderrCapture capture;
+    Debug(2, "shown");
+    Debug(3, "hidden");
+    Info("always");
+    lines = capture.Lines();
+  }
+  SetVerbosity(0);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].find("level=debug msg=shown") != std::string::npos);
+  CHECK(lines[1].find("level=info msg=always") != std::string::npos);
+  CHECK(lines[0].rfind("ts=", 0) == 0);
+  CHECK(lines[0][3 + 4] == '-');                 // ts=YYYY-...
+  CHECK(lines[0].find('Z') != std::string::npos);  // UTC RFC 3339
+}
+
+}  // namespace
+}  // namespace trainer::log
