@@ -2,6 +2,7 @@
 // used by sigs.k8s.io/yaml; yaml-cpp exceptions (and our own parse errors) never leave this file.
 #include "common/yaml/yaml.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
@@ -466,6 +467,7 @@ class Builder : public YAML::EventHandler {
     YAML::Mark mark;
     size_t nodes = 1;
     size_t height = 1;
+    bool is_key = false;  // a collection in key position (an error when it closes)
     // Mappings: the pending key and which keys were written explicitly or merged.
     bool has_key = false;
     bool key_is_merge = false;
@@ -534,9 +536,9 @@ class Builder : public YAML::EventHandler {
   }
 
   void Open(const YAML::Mark& mark, YAML::anchor_t anchor, Value v) {
-    if (ExpectingKey()) {
-      throw BuildError{mark, "unsupported map key: a mapping or sequence cannot be a key"};
-    }
+    // A collection as a key is an error once it is complete: on truncated flow input yaml-cpp
+    // reports collection starts in odd places and then its own, clearer, error.
+    bool is_key = ExpectingKey();
     if (stack_.size() >= kMaxDepth) {
       throw BuildError{mark, "exceeded max depth of " + std::to_string(kMaxDepth)};
     }
@@ -544,6 +546,7 @@ class Builder : public YAML::EventHandler {
     f.value = std::move(v);
     f.anchor = anchor;
     f.mark = mark;
+    f.is_key = is_key;
     stack_.push_back(std::move(f));
     if (anchor != YAML::NullAnchor) open_anchors_.insert(anchor);
   }
@@ -552,6 +555,9 @@ class Builder : public YAML::EventHandler {
     if (stack_.empty()) return;  // yaml-cpp never does this; stay total anyway
     Frame f = std::move(stack_.back());
     stack_.pop_back();
+    if (f.is_key) {
+      throw BuildError{f.mark, "unsupported map key: a mapping or sequence cannot be a key"};
+    }
     if (f.anchor != YAML::NullAnchor) {
       open_anchors_.erase(f.anchor);
       Remember(f.anchor, f.value.Clone(), f.nodes, f.height);
@@ -830,6 +836,10 @@ StatusOr<std::vector<json::Value>> ParseYamlDocuments(std::string_view text) {
     }
   } catch (const BuildError& e) {
     return InvalidArgumentError(Where(e.mark) + e.msg);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's recursive parser stops at 500 nested nodes with the text "bad file".
+    return InvalidArgumentError(Where(e.mark) + "exceeded max depth of " +
+                                std::to_string(e.depth() - 1));
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(Where(e.mark) + e.msg);
   } catch (const std::exception& e) {

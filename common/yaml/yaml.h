@@ -12,9 +12,9 @@
 //   - a key set twice in one mapping is an error ("key \"a\" already set in map"); keys that
 //     are numbers or booleans become their decimal/"true" text; null or collection keys are
 //     errors. Merge keys (`<<: *base`) work, explicit keys win over merged ones.
-//   - anchors and aliases are expanded (bounded: excessive aliasing is an error), nesting is
-//     bounded at 10000 levels like json::Parse, and errors carry positions:
-//     "yaml: line 3, column 5: ...".
+//   - anchors and aliases are expanded (bounded: excessive aliasing is an error); nesting is
+//     bounded (yaml-cpp's parser stops at 500 nested nodes, aliases may not build values deeper
+//     than json::Parse's 10000), and errors carry positions: "yaml: line 3, column 5: ...".
 //
 //   ASSIGN_OR_RETURN(json::Value obj, yaml::ParseYaml(text));
 //   std::string text = yaml::ToYaml(obj);   // block style, keys in insertion order

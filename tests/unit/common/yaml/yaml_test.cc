@@ -137,7 +137,10 @@ TEST_CASE("yaml errors carry line and column", "[unit][yaml]") {
       {"nan", "a: .nan\n", "yaml: line 1, column 4: unsupported value .nan"},
       {"inf", "a: -.inf\n", "unsupported value -.inf"},
       {"null key", "~: 1\n", "yaml: line 1, column 1: unsupported map key: null"},
-      {"map key", "? {a: 1}\n: 1\n", "unsupported map key"},
+      {"map key", "? {a: 1}\n: 1\n", "yaml: line 1, column 3: unsupported map key: a mapping"},
+      {"flow seq key", "{[a]: 1}", "yaml: line 1, column 2: unsupported map key"},
+      {"empty key", "? \n: 1\n", "yaml: line 2, column 1: unsupported map key: null"},
+      {"unclosed flow map", "{a: 1", "yaml: line 1, column 1: end of map flow not found"},
       {"bad int tag", "a: !!int abc\n", "cannot decode !!str `abc` as a !!int"},
       {"bad binary", "a: !!binary '***'\n", "!!binary value contains invalid base64 data"},
       {"unknown alias", "a: *nope\n", "yaml: line 1"},
@@ -208,7 +211,19 @@ TEST_CASE("yaml hostile inputs fail cleanly", "[unit][yaml]") {
   SECTION("deep flow nesting") {
     std::string deep(200000, '[');
     auto v = ParseYaml(deep);
-    CHECK_FALSE(v.ok());
+    REQUIRE_FALSE(v.ok());
+    CHECK(v.status().message().find("exceeded max depth of") != std::string::npos);
+  }
+  SECTION("nesting within the bound parses") {
+    auto v = ParseYaml(std::string(400, '[') + std::string(400, ']'));
+    REQUIRE(v.ok());
+    const json::Value* cur = &*v;
+    int depth = 0;
+    while (cur->IsArray() && !cur->empty()) {
+      cur = &cur->at(0);
+      ++depth;
+    }
+    CHECK(depth == 399);
   }
   SECTION("deep block nesting over the bound") {
     std::string text;
