@@ -647,17 +647,18 @@ bool HasSpecialUnicode(std::string_view s) {
   return false;
 }
 
-bool HasControl(std::string_view s, bool allow_newline) {
+// Control bytes other than, in block scalars, line feeds and tabs.
+bool HasControl(std::string_view s, bool in_block) {
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
-    if (c == '\n' && allow_newline) continue;
+    if ((c == '\n' || c == '\t') && in_block) continue;
     if (c < 0x20 || c == 0x7f) return true;
   }
   return HasSpecialUnicode(s);
 }
 
 bool CanBePlain(std::string_view s) {
-  if (s.empty() || HasControl(s, /*allow_newline=*/false)) return false;
+  if (s.empty() || HasControl(s, /*in_block=*/false)) return false;
   if (Resolve(s).kind != Kind::kString) return false;
   char first = s[0];
   if (std::strchr("?:,[]{}#&*!|>'\"%@`", first) != nullptr) return false;
@@ -727,13 +728,15 @@ std::string DoubleQuoted(std::string_view s) {
 
 // Multi-line text reads best as a literal block; it must hold no characters a block cannot.
 bool CanBeLiteral(std::string_view s) {
-  if (s.find('\n') == std::string_view::npos || HasControl(s, /*allow_newline=*/true)) {
+  if (s.find('\n') == std::string_view::npos || HasControl(s, /*in_block=*/true)) {
     return false;
   }
   return s.find_first_not_of(" \n") != std::string_view::npos;
 }
 
 void Indent(int n, std::string& out) { out.append(static_cast<size_t>(n), ' '); }
+
+constexpr size_t kMaxImplicitKey = 1000;
 
 // `|` block for `s` whose content sits at column `indent` + 2 (`indent` is the column of the key
 // or dash it belongs to).
@@ -809,7 +812,14 @@ void EmitMap(const Value& m, int indent, bool first_inline, std::string& out) {
   for (const json::Member& member : m.members()) {
     if (!(first && first_inline)) Indent(indent, out);
     first = false;
-    out += CanBePlain(member.first) ? member.first : DoubleQuoted(member.first);
+    std::string key = CanBePlain(member.first) ? member.first : DoubleQuoted(member.first);
+    if (key.size() > kMaxImplicitKey) {
+      // YAML limits implicit keys to 1024 characters; longer ones need the explicit "? " form.
+      out += "? " + key + "\n";
+      Indent(indent, out);
+    } else {
+      out += key;
+    }
     out += ":";
     EmitAfterIndicator(member.second, indent, /*in_seq=*/false, out);
   }

@@ -303,6 +303,15 @@ b: false
   CHECK(ToYaml(J("1e21")) == "1e+21\n");
   CHECK(ToYaml(J("[\"no trailing\\nnewline\"]")) == "- |-\n  no trailing\n  newline\n");
   CHECK(ToYaml(J("{\"k\":\"  indented\\nx\\n\\n\"}")) == "k: |2+\n    indented\n  x\n\n");
+  // Keys past YAML's 1024-character implicit-key limit use the explicit form.
+  std::string long_key(1500, 'k');
+  json::Value doc = json::Value::Object();
+  doc.Set(long_key, json::Value(1));
+  CHECK(ToYaml(doc) == "? " + long_key + "\n: 1\n");
+  json::Value list = json::Value::Array();
+  list.PushBack(doc.Clone());
+  CHECK(ToYaml(list) == "- ? " + long_key + "\n  : 1\n");
+  CHECK(ParseYaml(ToYaml(list)).value() == list);
 }
 
 TEST_CASE("ToYaml quotes strings that would read back differently", "[unit][yaml]") {
@@ -333,7 +342,8 @@ TEST_CASE("ToYaml quotes strings that would read back differently", "[unit][yaml
 json::Value RandomValue(std::mt19937& rng, int depth) {
   static const char* kWords[] = {"a", "true", "1", "", "x y", "a: b", "#", "-", "null", "\n",
                                  "multi\nline\n", "  sp", "é", "0x1", "1.5", "key", "-- x",
-                                 "tab\there", "\"q\"", "'s'", "{", "]", "*", "&", "!", "%"};
+                                 "tab\there", "\"q\"", "'s'", "{", "]", "*", "&", "!", "%",
+                                 "\tlead\ntab\n", "a\n\tb", "- x\ny: z\n"};
   int pick = static_cast<int>(rng() % (depth > 4 ? 6 : 8));
   switch (pick) {
     case 0: return json::Value();
@@ -352,8 +362,9 @@ json::Value RandomValue(std::mt19937& rng, int depth) {
       json::Value o = json::Value::Object();
       size_t n = rng() % 4;
       for (size_t i = 0; i < n; ++i) {
-        o.Set(std::string(kWords[rng() % std::size(kWords)]) + std::to_string(i),
-              RandomValue(rng, depth + 1));
+        std::string key = std::string(kWords[rng() % std::size(kWords)]) + std::to_string(i);
+      if (rng() % 50 == 0) key += std::string(1100, 'k');  // beyond YAML's implicit-key limit
+      o.Set(key, RandomValue(rng, depth + 1));
       }
       return o;
     }
