@@ -3,6 +3,7 @@
 // with the merge keys of the core/v1 and JobSet fields that appear in pod and JobSet templates.
 #include "common/json/patch.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -254,7 +255,7 @@ void Diff(const std::string& path, const Value& a, const Value& b, Value& ops) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Strategic merge.
+// Strategic merge (apimachinery strategicpatch: mergeMap, mergeSlice, normalizeElementOrder).
 
 constexpr std::string_view kPatchDirective = "$patch";
 constexpr std::string_view kRetainKeys = "$retainKeys";
@@ -266,15 +267,24 @@ bool IsDirective(std::string_view key) {
          key.starts_with(kDeleteFromPrimitiveList);
 }
 
-// The merge key of a list field, or "" for lists that are replaced.
+// The patchMergeKey of a list field (from the core/v1 and JobSet struct tags), or "" for lists
+// that are replaced.
 std::string_view MergeKey(std::string_view field) {
   static constexpr std::pair<std::string_view, std::string_view> kKeys[] = {
-      {"containers", "name"},       {"initContainers", "name"},
-      {"ephemeralContainers", "name"}, {"env", "name"},
-      {"volumes", "name"},          {"imagePullSecrets", "name"},
-      {"schedulingGates", "name"},  {"resourceClaims", "name"},
-      {"replicatedJobs", "name"},   {"hostAliases", "ip"},
-      {"volumeMounts", "mountPath"}, {"ports", "containerPort"},
+      {"containers", "name"},
+      {"initContainers", "name"},
+      {"ephemeralContainers", "name"},
+      {"env", "name"},
+      {"volumes", "name"},
+      {"imagePullSecrets", "name"},
+      {"schedulingGates", "name"},
+      {"resourceClaims", "name"},
+      {"replicatedJobs", "name"},
+      {"hostAliases", "ip"},
+      {"volumeMounts", "mountPath"},
+      {"volumeDevices", "devicePath"},
+      {"ports", "containerPort"},
+      {"topologySpreadConstraints", "topologyKey"},
   };
   for (const auto& [name, key] : kKeys) {
     if (name == field) return key;
@@ -283,7 +293,7 @@ std::string_view MergeKey(std::string_view field) {
 }
 
 // Two list items are the same element: equal merge-key values (and, for ports, the same
-// protocol with "TCP" as the default, the list-map key upstream's types declare).
+// protocol with "TCP" as the default: the list-map key core/v1 declares for ports).
 bool SameItem(const Value& a, const Value& b, std::string_view key) {
   const Value* ka = a.Find(key);
   const Value* kb = b.Find(key);
@@ -298,8 +308,16 @@ bool SameItem(const Value& a, const Value& b, std::string_view key) {
   return true;
 }
 
-// Copies `v` without directive keys and (like upstream's IgnoreUnmatchedNulls) without nulls
-// in maps: what a patch value becomes where the target had nothing.
+// Index of the first item of `list` that is the same element as `item`, or -1.
+ptrdiff_t IndexOf(const Elements& list, const Value& item, std::string_view key) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (SameItem(list[i], item, key)) return static_cast<ptrdiff_t>(i);
+  }
+  return -1;
+}
+
+// A patch value taken as is where the target had nothing, minus what must not reach the result:
+// directive keys and items, and nulls in maps (upstream drops unmatched nulls).
 Value Materialize(const Value& v) {
   if (v.IsObject()) {
     Value out = Value::Object();
@@ -312,12 +330,7 @@ Value Materialize(const Value& v) {
   if (v.IsArray()) {
     Value out = Value::Array();
     for (const Value& e : v.elements()) {
-      if (e.IsObject()) {
-        const Value* p = e.Find(kPatchDirective);
-        bool directive_item = p != nullptr && p->IsString() &&
-                              (p->AsString() == "delete" || p->AsString() == "replace");
-        if (directive_item) continue;
-      }
+      if (e.IsObject() && e.Find(kPatchDirective) != nullptr) continue;
       out.PushBack(Materialize(e));
     }
     return out;
@@ -325,119 +338,184 @@ Value Materialize(const Value& v) {
   return v.Clone();
 }
 
-Status MergeMap(Value& target, const Value& patch, bool* delete_me);
+std::string ShortText(const Value& v) {
+  std::string text = Write(v);
+  if (text.size() > 200) text = text.substr(0, 200) + "...";
+  return text;
+}
 
-Status MergeList(Value& target, const Value& patch, std::string_view field) {
-  std::string_view key = MergeKey(field);
-  // `- $patch: replace` as an item: the patch list (minus the directive) is the new list.
+Status MergeMap(Value& target, const Value& patch);
+
+// mergeSliceWithSpecialElements: `$patch: delete` items remove matching target items,
+// `$patch: replace` makes the other patch items the whole list. Returns the ordinary items.
+StatusOr<std::vector<const Value*>> ApplyListDirectives(Value& target, const Value& patch,
+                                                        std::string_view key, bool* replaced) {
+  std::vector<const Value*> items;
+  bool replace = false;
   for (const Value& item : patch.elements()) {
-    const Value* p = item.IsObject() ? item.Find(kPatchDirective) : nullptr;
-    if (p != nullptr && p->IsString() && p->AsString() == "replace") {
-      target = Materialize(patch);
-      return OkStatus();
-    }
-  }
-  if (key.empty() || !target.IsArray()) {
-    target = Materialize(patch);
-    return OkStatus();
-  }
-  for (const Value& item : patch.elements()) {
-    if (!item.IsObject()) {
-      target.PushBack(item.Clone());
-      continue;
-    }
     const Value* directive = item.Find(kPatchDirective);
-    if (item.Find(key) == nullptr) {
-      return InvalidArgumentError("map: " + Write(item) + " does not contain declared merge key: " +
-                                  std::string(key));
-    }
-    Elements& elems = target.elements();
-    if (directive != nullptr && directive->IsString() && directive->AsString() == "delete") {
-      std::erase_if(elems, [&](const Value& t) { return t.IsObject() && SameItem(t, item, key); });
+    if (directive == nullptr) {
+      items.push_back(&item);
       continue;
     }
-    Value* match = nullptr;
-    for (Value& t : elems) {
-      if (t.IsObject() && SameItem(t, item, key)) {
-        match = &t;
-        break;
+    std::string kind = directive->IsString() ? directive->AsString() : Write(*directive);
+    if (kind == "delete") {
+      if (item.Find(key) == nullptr) {
+        return InvalidArgumentError("map: " + ShortText(item) +
+                                    " does not contain declared merge key: " + std::string(key));
+      }
+      std::erase_if(target.elements(), [&](const Value& t) { return SameItem(t, item, key); });
+    } else if (kind == "replace") {
+      replace = true;
+    } else if (kind == "merge") {
+      return InvalidArgumentError("merging lists cannot yet be specified in the patch");
+    } else {
+      return InvalidArgumentError("unknown patch type: " + kind + " in map: " + ShortText(item));
+    }
+  }
+  if (replace) {
+    Value list = Value::Array();
+    for (const Value* item : items) list.PushBack(Materialize(*item));
+    target = std::move(list);
+    items.clear();
+  }
+  *replaced = replace;
+  return items;
+}
+
+// A keyed list: items merge by key; then, as upstream's normalizeElementOrder, the items the
+// patch names come in patch order and the others keep their relative target order, a target
+// item going first only when it preceded, in the target, the patch item it is compared with
+// (so new items land before the target's untouched ones).
+Status MergeKeyedList(Value& target, const Value& patch, std::string_view key) {
+  for (const Value* list : {static_cast<const Value*>(&target), &patch}) {
+    for (const Value& item : list->elements()) {
+      if (!item.IsObject()) {
+        return InvalidArgumentError("list element types are not identical: " + ShortText(*list));
       }
     }
-    if (match == nullptr) {
-      target.PushBack(Value::Object());
-      match = &elems.back();
+  }
+  bool replaced = false;
+  ASSIGN_OR_RETURN(std::vector<const Value*> items,
+                   ApplyListDirectives(target, patch, key, &replaced));
+  if (replaced) return OkStatus();
+  Value server_order = target.Clone();
+  Elements merged = std::move(target.elements());
+  for (const Value* item : items) {
+    if (item->Find(key) == nullptr) {
+      return InvalidArgumentError("map: " + ShortText(*item) +
+                                  " does not contain declared merge key: " + std::string(key));
     }
-    bool delete_me = false;
-    Status s = MergeMap(*match, item, &delete_me);
-    if (!s.ok()) return s.WithContext(std::string(field));
+    ptrdiff_t at = IndexOf(merged, *item, key);
+    if (at >= 0) {
+      RETURN_IF_ERROR(MergeMap(merged[static_cast<size_t>(at)], *item));
+    } else {
+      merged.push_back(Materialize(*item));
+    }
   }
+  Elements patch_order;
+  for (const Value* item : items) patch_order.push_back(item->Clone());
+  // Partition, then order each part (stable: by first index in its reference list).
+  std::vector<Value> in_patch, server_only;
+  for (Value& v : merged) {
+    (IndexOf(patch_order, v, key) >= 0 ? in_patch : server_only).push_back(std::move(v));
+  }
+  std::stable_sort(in_patch.begin(), in_patch.end(), [&](const Value& a, const Value& b) {
+    return IndexOf(patch_order, a, key) < IndexOf(patch_order, b, key);
+  });
+  const Elements& server = server_order.elements();
+  Elements out;
+  size_t i = 0, j = 0;
+  while (i < server_only.size() || j < in_patch.size()) {
+    bool take_left = false;
+    if (j >= in_patch.size()) {
+      take_left = true;
+    } else if (i < server_only.size()) {
+      ptrdiff_t li = IndexOf(server, server_only[i], key);
+      ptrdiff_t ri = IndexOf(server, in_patch[j], key);
+      take_left = li >= 0 && ri >= 0 && li < ri;
+    }
+    out.push_back(std::move(take_left ? server_only[i++] : in_patch[j++]));
+  }
+  target.elements() = std::move(out);
   return OkStatus();
 }
 
-Status MergeField(Value& target, std::string_view field, const Value& patch) {
-  Value* existing = target.Find(field);
-  if (patch.IsObject()) {
-    if (existing == nullptr) existing = &target.Set(field, Value::Object());
-    bool delete_me = false;
-    Status s = MergeMap(*existing, patch, &delete_me);
-    if (!s.ok()) return s.WithContext(std::string(field));
-    if (delete_me) target.Erase(field);
-    return OkStatus();
+// Applies `$deleteFromPrimitiveList/<field>`: removes the listed values from the target list.
+void DeleteFromPrimitiveList(Value& target, std::string_view field, const Value& values) {
+  Value* list = target.Find(field);
+  if (list == nullptr || !list->IsArray() || !values.IsArray()) return;
+  std::erase_if(list->elements(), [&](const Value& e) {
+    for (const Value& d : values.elements()) {
+      if (d == e) return true;
+    }
+    return false;
+  });
+}
+
+// `$retainKeys`: every key the patch sets must be listed; target keys not listed are cleared.
+Status ApplyRetainKeys(Value& target, const Value& patch) {
+  const Value* retain = patch.Find(kRetainKeys);
+  if (retain == nullptr) return OkStatus();
+  if (!retain->IsArray()) return InvalidArgumentError("invalid patch format of retainKeys");
+  auto listed = [&](std::string_view k) {
+    for (const Value& r : retain->elements()) {
+      if (r.IsString() && r.AsString() == k) return true;
+    }
+    return false;
+  };
+  for (const Member& m : patch.members()) {
+    if (m.second.IsNull() || IsDirective(m.first)) continue;
+    if (!listed(m.first)) return InvalidArgumentError("invalid patch format of retainKeys");
   }
-  if (patch.IsArray()) {
-    if (existing == nullptr) existing = &target.Set(field, Value::Array());
-    return MergeList(*existing, patch, field);
-  }
-  target.Set(field, patch.Clone());
+  std::erase_if(target.members(), [&](const Member& m) { return !listed(m.first); });
   return OkStatus();
 }
 
-// Merges map `patch` into `target` (made an object if it is not one). Sets *delete_me for
-// `$patch: delete`, which removes the map from its parent.
-Status MergeMap(Value& target, const Value& patch, bool* delete_me) {
+// mergeMap: `$patch: replace` takes the patch map, `$patch: delete` leaves an empty map.
+Status MergeMap(Value& target, const Value& patch) {
   if (const Value* p = patch.Find(kPatchDirective); p != nullptr) {
     std::string kind = p->IsString() ? p->AsString() : Write(*p);
-    if (kind == "delete") {
-      *delete_me = true;
-      target = Value::Object();
-      return OkStatus();
-    }
     if (kind == "replace") {
       target = Materialize(patch);
       return OkStatus();
     }
-    if (kind != "merge") return InvalidArgumentError("unknown patch type: " + kind + " in map");
+    if (kind == "delete") {
+      target = Value::Object();
+      return OkStatus();
+    }
+    return InvalidArgumentError("unknown patch type: " + kind + " in map: " + ShortText(patch));
   }
   if (!target.IsObject()) target = Value::Object();
+  RETURN_IF_ERROR(ApplyRetainKeys(target, patch));
   for (const Member& m : patch.members()) {
     const std::string& k = m.first;
+    const Value& pv = m.second;
     if (k.starts_with(kDeleteFromPrimitiveList)) {
-      Value* list = target.Find(std::string_view(k).substr(kDeleteFromPrimitiveList.size()));
-      if (list != nullptr && list->IsArray() && m.second.IsArray()) {
-        std::erase_if(list->elements(), [&](const Value& e) {
-          for (const Value& d : m.second.elements()) {
-            if (d == e) return true;
-          }
-          return false;
-        });
-      }
+      DeleteFromPrimitiveList(target, std::string_view(k).substr(kDeleteFromPrimitiveList.size()),
+                              pv);
       continue;
     }
-    if (IsDirective(k)) continue;
-    if (m.second.IsNull()) {
+    if (IsDirective(k)) continue;  // $setElementOrder is not honoured (documented)
+    if (pv.IsNull()) {
       target.Erase(k);
       continue;
     }
-    RETURN_IF_ERROR(MergeField(target, k, m.second));
-  }
-  if (const Value* retain = patch.Find(kRetainKeys); retain != nullptr) {
-    if (!retain->IsArray()) return InvalidArgumentError("$retainKeys must be a list");
-    std::erase_if(target.members(), [&](const Member& m) {
-      for (const Value& k : retain->elements()) {
-        if (k.IsString() && k.AsString() == m.first) return false;
-      }
-      return true;
-    });
+    Value* existing = target.Find(k);
+    if (existing == nullptr || existing->type() != pv.type() ||
+        (existing->IsNumber() && pv.IsNumber())) {
+      target.Set(k, Materialize(pv));
+      continue;
+    }
+    Status s;
+    if (pv.IsObject()) {
+      s = MergeMap(*existing, pv);
+    } else if (pv.IsArray() && !MergeKey(k).empty()) {
+      s = MergeKeyedList(*existing, pv, MergeKey(k));
+    } else {
+      *existing = Materialize(pv);
+    }
+    if (!s.ok()) return s.WithContext(k);
   }
   return OkStatus();
 }
@@ -498,8 +576,7 @@ Status StrategicMerge(json::Value& target, const json::Value& patch) {
                                 std::string(DescribeType(patch)));
   }
   Value work = target.Clone();
-  bool delete_me = false;
-  RETURN_IF_ERROR(MergeMap(work, patch, &delete_me));
+  RETURN_IF_ERROR(MergeMap(work, patch));
   target = std::move(work);
   return OkStatus();
 }

@@ -30,19 +30,27 @@ Status ApplyJsonPatch(json::Value& doc, const json::Value& ops);
 // RFC 7386: objects merge recursively, null deletes a key, anything else replaces.
 Status MergePatch(json::Value& target, const json::Value& patch);
 
-// Kubernetes strategic merge patch, for pod templates and JobSet specs. Maps merge recursively
-// and a null deletes a key. Lists merge by key according to their field name:
+// Kubernetes strategic merge patch (strategicpatch.StrategicMergePatch with the core/v1 and
+// JobSet struct tags), for pod templates and JobSet specs. Maps merge recursively and a null
+// deletes a key. Lists merge by key according to their field name (the patchMergeKey tags):
 //   name:          containers, initContainers, ephemeralContainers, env, volumes,
 //                  imagePullSecrets, schedulingGates, resourceClaims, replicatedJobs
 //   ip:            hostAliases
-//   mountPath:     volumeMounts
-//   containerPort: ports (with protocol, default "TCP", as the list-map key)
-// Merged lists keep the target's order and append new items in patch order; every other list is
-// replaced. Directives: `$patch: replace` (a map or, as a list item, the whole list),
-// `$patch: delete` (a map, or a list item by key), `$retainKeys` (keys to keep in a map),
-// `$deleteFromPrimitiveList/<field>`; `$setElementOrder/<field>` is accepted and ignored.
-// Directives never appear in the result. A patch item of a keyed list lacking its key is an
-// InvalidArgument error, as upstream.
+//   mountPath:     volumeMounts          devicePath:  volumeDevices
+//   containerPort: ports (with protocol, default "TCP", as the list-map key; upstream's SMP
+//                  compares containerPort only)
+//   topologyKey:   topologySpreadConstraints
+// Every other list is replaced. A merged list is ordered as upstream's normalizeElementOrder
+// does: the items the patch names, in patch order, interleaved with the target's other items in
+// target order, where a target item goes first only if it preceded, in the target, the patch item
+// it meets. So a new item lands before untouched ones ([A,B] + [C] -> [C,A,B]) and a changed item
+// keeps its place ([A,B,C] + [B'] -> [A,B',C]).
+// Directives: `$patch: replace` (a map, or as a list item the whole list), `$patch: delete`
+// (a list item by key; on a map it leaves an empty map, as upstream), `$retainKeys` (keys to
+// keep; every key the patch sets must be listed), `$deleteFromPrimitiveList/<field>`;
+// `$setElementOrder/<field>` is accepted and ignored. Directives and unmatched nulls never
+// appear in the result. A keyed-list patch item lacking its key, `$patch: merge`, an unknown
+// `$patch`, or non-object items in a keyed list are InvalidArgument errors, as upstream.
 Status StrategicMerge(json::Value& target, const json::Value& patch);
 
 }  // namespace trainer::json
