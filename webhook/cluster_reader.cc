@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "common/informer/informer.h"
 #include "common/kube/rest_mapper.h"
 #include "runtime/framework/map_reader.h"
 
@@ -25,6 +26,56 @@ class LiveClusterReader final : public ClusterReader {
   kube::Reader* client_;
 };
 
+// Runtimes from informers; misses and other kinds through a live GET.
+class InformerClusterReader final : public ClusterReader {
+ public:
+  explicit InformerClusterReader(kube::Client* client)
+      : live_(client),
+        runtimes_(*client, Options(kube::kTrainingRuntimes)),
+        cluster_runtimes_(*client, Options(kube::kClusterTrainingRuntimes)) {
+    runtimes_.Start();
+    cluster_runtimes_.Start();
+  }
+  ~InformerClusterReader() override {
+    runtimes_.Stop();
+    cluster_runtimes_.Stop();
+  }
+
+  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+                            std::string_view name) const override {
+    const informer::Informer* cache = nullptr;
+    if (gvk == framework::TrainingRuntimeGVK()) {
+      cache = &runtimes_;
+    } else if (gvk == framework::ClusterTrainingRuntimeGVK()) {
+      cache = &cluster_runtimes_;
+      ns = "";
+    }
+    if (cache != nullptr && cache->HasSynced()) {
+      if (informer::ObjectPtr obj = cache->store().Get(ns, name)) {
+        return obj->Clone();
+      }
+    }
+    return live_.Get(gvk, ns, name);
+  }
+  bool HasSynced() const override {
+    return runtimes_.HasSynced() && cluster_runtimes_.HasSynced();
+  }
+
+ private:
+  static informer::InformerOptions Options(const kube::GroupVersionResource& gvr) {
+    informer::InformerOptions o;
+    o.gvr = gvr;
+    // Few objects, read on every TrainJob admission: share them instead of decoding each read.
+    o.store_mode = informer::StoreMode::kShared;
+    o.name = "webhook-" + gvr.resource;
+    return o;
+  }
+
+  LiveClusterReader live_;
+  informer::Informer runtimes_;
+  informer::Informer cluster_runtimes_;
+};
+
 class StaticClusterReader final : public ClusterReader {
  public:
   StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
@@ -36,6 +87,10 @@ class StaticClusterReader final : public ClusterReader {
 };
 
 }  // namespace
+
+std::unique_ptr<ClusterReader> NewInformerClusterReader(kube::Client* client) {
+  return std::make_unique<InformerClusterReader>(client);
+}
 
 std::unique_ptr<ClusterReader> NewLiveClusterReader(kube::Reader* client) {
   return std::make_unique<LiveClusterReader>(client);

@@ -114,7 +114,7 @@ int Run(const Options& opts) {
       return 1;
     }
     client = std::move(c).value();
-    reader = NewLiveClusterReader(client.get());
+    reader = NewInformerClusterReader(client.get());
   }
   StatusOr<std::unique_ptr<core::Runtimes>> runtimes = core::Runtimes::New(*reader, NowRfc3339);
   if (!runtimes.ok()) {

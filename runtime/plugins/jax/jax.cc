@@ -1,0 +1,55 @@
+// JAX EnforceMLPolicy (upstream plugins/jax/jax.go).
+#include "runtime/plugins/jax/jax.h"
+
+#include "runtime/framework/apply.h"
+#include "runtime/framework/constants.h"
+
+namespace trainer::plugins {
+
+using framework::kAncestorTrainer;
+using framework::kNode;
+
+StatusOr<std::unique_ptr<framework::Plugin>> JAX::New(const framework::PluginContext&) {
+  return std::unique_ptr<framework::Plugin>(new JAX());
+}
+
+Status JAX::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
+  if (info == nullptr || !info->runtime_policy.ml_policy || !info->runtime_policy.ml_policy->jax) {
+    return OkStatus();
+  }
+  framework::PodSet* trainer_ps = info->FindPodSetByAncestor(kAncestorTrainer);
+  if (trainer_ps != nullptr && trainer_ps->count && job.spec.trainer &&
+      job.spec.trainer->num_nodes) {
+    trainer_ps->count = *job.spec.trainer->num_nodes;
+  }
+  // Like torch, the distributed env needs a trainer section (reference §10 item 3).
+  if (!job.spec.trainer) {
+    return OkStatus();
+  }
+  framework::Container* node =
+      info->FindContainerByPodSetAncestorContainerName(kAncestorTrainer, kNode);
+  if (node == nullptr) {
+    return OkStatus();
+  }
+  int32_t num_nodes = trainer_ps != nullptr ? trainer_ps->count.value_or(1) : 1;
+  const std::string& tj = job.metadata.name;
+  json::Value envs = json::Value::Array();
+  envs.PushBack(framework::EnvVar(jax::kEnvNumProcesses, std::to_string(num_nodes)));
+  envs.PushBack(
+      framework::EnvVarFromField(jax::kEnvProcessID, framework::kJobCompletionIndexFieldPath));
+  envs.PushBack(framework::EnvVar(
+      jax::kEnvCoordinatorAddress, tj + "-" + kNode + "-0-0." + tj + ":" +
+                                       std::to_string(framework::kContainerTrainerPort)));
+  framework::UpsertEnvVars(node->env, envs);
+  json::Value port = json::Value::Object();
+  port.Set("containerPort", json::Value(framework::kContainerTrainerPort));
+  framework::UpsertPort(node->ports, std::move(port));
+  return OkStatus();
+}
+
+field::ValidationResult JAX::Validate(const framework::Info*, const api::TrainJob*,
+                                      const api::TrainJob&) {
+  return {};
+}
+
+}  // namespace trainer::plugins
