@@ -408,6 +408,17 @@ void ManagerImpl::StopControllers() {
 Status ManagerImpl::Run(std::stop_token stop) {
   RETURN_IF_ERROR(StartServers());
   for (const auto& i : informers_) i->Start();
+  // Workers read only synced caches (controller-runtime waits the same way): an unsynced cache
+  // would report a present runtime or snapshot as missing.
+  for (const auto& i : informers_) {
+    while (!i->WaitForSync(std::chrono::milliseconds(200))) {
+      if (stop.stop_requested()) {
+        for (const auto& j : informers_) j->Stop();
+        return OkStatus();
+      }
+    }
+  }
+  log::Info("caches synced", {{"informers", std::to_string(informers_.size())}});
 
   Status result;
   if (!options_.leader_elect) {

@@ -132,6 +132,7 @@ TrainJobMetrics::TrainJobMetrics(metrics::Registry& registry,
            .Add({}, metrics::ExponentialBuckets(0.5, 2, 16));
   apply_errors_ = &registry.Counter("trainer_trainjob_apply_errors_total",
                                     "Failed server-side applies of TrainJob objects by kind");
+  for (const char* kind : {"JobSet", "ConfigMap"}) apply_errors_->Add({{"kind", kind}});
   skipped_ = &registry
                   .Counter("trainer_trainjob_apply_skipped_total",
                            "Applies skipped because the live object already carries the "

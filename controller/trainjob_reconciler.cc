@@ -181,7 +181,9 @@ json::Value StatusMergePatch(const api::TrainJobStatus& prev, const api::TrainJo
     return json::Value();
   }
   json::Value patch = json::Value::Object();
-  patch.Set("status", std::move(status));
+  // The CRD requires a present status to have a property (minProperties: 1): clearing the last
+  // field removes status itself.
+  patch.Set("status", after.empty() ? json::Value() : std::move(status));
   return patch;
 }
 

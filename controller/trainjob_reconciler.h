@@ -126,7 +126,8 @@ class TrainJobReconciler {
 };
 
 // The JSON merge patch {"status": {...}} turning `prev` into `next` at the level of status
-// fields (lists are replaced whole, as merge patches do); null when nothing changed.
+// fields (lists are replaced whole, as merge patches do); {"status": null} when `next` is empty
+// (the CRD rejects an empty status object); null when nothing changed.
 json::Value StatusMergePatch(const api::TrainJobStatus& prev, const api::TrainJobStatus& next);
 
 // The event note: "TrainJob resources reconciliation failed: <err>" with the error cut at 950

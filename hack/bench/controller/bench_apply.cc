@@ -5,7 +5,7 @@
 // both to create the TrainJobs and to measure the floor: applying the same N JobSets the
 // controller applies, with the controller's concurrency.
 //
-//   trainer-bench-apply --kubeconfig K --file jobset.json --namespace ns --prefix floor \
+//   trainer-bench-apply --kubeconfig K --file jobset.json --namespace ns --prefix floor
 //       --count 1000 --concurrency 5 [--create] [--field-manager floor]
 #include <atomic>
 #include <chrono>

@@ -234,8 +234,12 @@ def main():
         bed.kubectl("apply", "--server-side", "--force-conflicts", "-f",
                     os.path.join(ROOT, "deploy/crds"))
         for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-            bed.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                        "crd/%s.trainer.kubeflow.org" % crd)
+            for _ in range(600):
+                if "True" in bed.kubectl(
+                        "get", "crd/%s.trainer.kubeflow.org" % crd, "-o",
+                        "jsonpath={.status.conditions[?(@.type=='Established')].status}"):
+                    break
+                time.sleep(0.1)
         bed.kubectl("apply", "--server-side", "-f",
                     os.path.join(ROOT, "examples/runtimes/torch-distributed.yaml"))
         results = []

@@ -72,7 +72,7 @@ def apply(obj, manager="it-test"):
 
 
 def get(resource, name, ns=NS):
-    args = ["get", resource, name, "-o", "json"]
+    args = ["get", resource, name, "-o", "json", "--show-managed-fields"]
     if ns:
         args += ["-n", ns]
     p = subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, *args], capture_output=True,
@@ -389,18 +389,27 @@ def case_crash(ctl):
     ctl.stop(signal.SIGKILL)
     n = 200
     docs = [trainjob("wave-%03d" % i) for i in range(n)]
-    ctl2 = Controller("--trainjob-workers=5")
     with open(os.path.join(WORK, "wave.json"), "w") as f:
         json.dump({"apiVersion": "v1", "kind": "List", "items": docs}, f)
     kubectl("create", "-f", os.path.join(WORK, "wave.json"))
+    # The wave starts when the controller does; a client-side limit stretches it (2 writes per
+    # TrainJob at 20/s: ~20 s) so the kill lands in its middle.
+    ctl2 = Controller("--trainjob-workers=5", "--kube-api-qps=20", "--kube-api-burst=1")
 
     def some():
-        k = len([j for j in list_items("jobsets.jobset.x-k8s.io")
-                 if j["metadata"]["name"].startswith("wave-")])
-        return k if k >= 1 else None
-    seen = wait_for("first wave JobSets", some)
+        # The controller's own count (cheap to poll, unlike listing 200 JobSets).
+        text = ctl2.http(ctl2.metrics, "/metrics") or ""
+        for line in text.splitlines():
+            if line.startswith("trainer_trainjob_objects_applied_seconds_count"):
+                k = int(float(line.split()[-1]))
+                return k if k >= 20 else None
+        return None
+    wait_for("first wave JobSets", some, 120)
     ctl2.stop(signal.SIGKILL)
+    seen = len([j for j in list_items("jobsets.jobset.x-k8s.io")
+                if j["metadata"]["name"].startswith("wave-")])
     print("  killed -9 with %d/%d wave JobSets applied" % (seen, n))
+    check(seen < n, "the kill came after the wave (%d/%d)" % (seen, n))
     ctl3 = Controller()
 
     def converged():
@@ -451,8 +460,9 @@ CASES = [case_golden, case_status, case_suspend, case_deadline, case_gc, case_ma
 def main():
     kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(ROOT, "deploy/crds"))
     for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-        kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                "crd/%s.trainer.kubeflow.org" % crd)
+        wait_for("CRD %s established" % crd, lambda: "True" in kubectl(
+            "get", "crd/%s.trainer.kubeflow.org" % crd, "-o",
+            "jsonpath={.status.conditions[?(@.type=='Established')].status}"))
     kubectl("create", "namespace", NS)
     apply(runtime_object("torch-it"))
     only = set(filter(None, os.environ.get("CASES", "").split(",")))

@@ -115,7 +115,9 @@ class FakeCluster final : public framework::Reader, public kube::Writer {
     writes_.push_back({"patch-status", gvr.resource, kube::ObjectKey(ns, name), patch.Clone()});
     json::Value* obj = Find("TrainJob", ns, name);
     if (obj == nullptr) return NotFoundError("not found");
-    if (const json::Value* st = patch.Find("status")) {
+    if (const json::Value* st = patch.Find("status"); st != nullptr && st->IsNull()) {
+      obj->Erase("status");
+    } else if (st != nullptr) {
       json::Value& live = (*obj)["status"];
       for (const json::Member& m : st->members()) {
         if (m.second.IsNull()) {
@@ -123,6 +125,12 @@ class FakeCluster final : public framework::Reader, public kube::Writer {
         } else {
           live.Set(m.first, m.second.Clone());
         }
+      }
+      // What the apiserver enforces for TrainJob status (minProperties: 1).
+      if (live.IsObject() && live.empty()) {
+        return InvalidError("TrainJob.trainer.kubeflow.org \"" + std::string(name) +
+                            "\" is invalid: status: Invalid value: 0: status in body should have "
+                            "at least 1 properties");
       }
     }
     return obj->Clone();
