@@ -198,7 +198,9 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
     if (!rt.ok()) return InputError{d.where + ": " + rt.status().message()};
     if (rt->metadata.name.empty()) return InputError{d.where + ": metadata.name: Required value"};
     api::ApplyRuntimeSchemaDefaults(*rt);
-    in.runtime_names.push_back(kind + "/" + rt->metadata.name);
+    in.runtime_names.push_back(kind + " " +
+                               (rt->metadata.namespace_.empty() ? "" : rt->metadata.namespace_ + "/") +
+                               rt->metadata.name);
     in.runtimes.push_back(api::EncodeTrainingRuntime(*rt));
   }
   return std::nullopt;

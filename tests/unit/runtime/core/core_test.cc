@@ -1,6 +1,8 @@
 // runtime/core: snapshots, NewObjects, ValidateObjects, the registry, newRuntimeInfo helpers
 // (upstream pkg/runtime/core/{snapshot,trainingruntime,clustertrainingruntime,registry}_test.go),
 // by upstream case name.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "common/yaml/yaml.h"
@@ -119,7 +121,17 @@ TEST_CASE("TestNewRuntimeRegistry", "[core]") {
   SECTION("unknown kinds are unsupported") {
     CHECK(env.runtimes->ForTrainJob(Job("Foo")) == nullptr);
   }
-  SECTION("watches are not duplicated across kinds") { CHECK(env.runtimes->Watches().size() == 1); }
+  SECTION("watches are not duplicated across kinds") {
+    std::vector<framework::Watch> all = env.runtimes->Watches();
+    for (size_t i = 0; i < all.size(); ++i) {
+      for (size_t j = i + 1; j < all.size(); ++j) {
+        CHECK_FALSE((all[i].gvk == all[j].gvk && all[i].owned_by_trainjob == all[j].owned_by_trainjob));
+      }
+    }
+    CHECK(std::any_of(all.begin(), all.end(),
+                      [](const framework::Watch& w) { return w.gvk == framework::JobSetGVK(); }));
+    CHECK(env.runtimes->Find(kClusterTrainingRuntimeKey)->Watches().empty());
+  }
 }
 
 TEST_CASE("TestGetRuntimeSnapshot", "[core][snapshot]") {
