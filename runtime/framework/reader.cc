@@ -21,7 +21,17 @@ std::string NotFoundMessage(const GroupVersionKind& gvk, std::string_view name) 
   for (char c : gvk.kind) {
     plural += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  plural += "s";
+  // The apiserver's default plural: "priorityclass" -> "priorityclasses", "policy" ->
+  // "policies".
+  if (plural.ends_with("s") || plural.ends_with("x") || plural.ends_with("ch")) {
+    plural += "es";
+  } else if (plural.size() > 1 && plural.back() == 'y' &&
+             std::string_view("aeiou").find(plural[plural.size() - 2]) == std::string_view::npos) {
+    plural.back() = 'i';
+    plural += "es";
+  } else {
+    plural += "s";
+  }
   std::string resource = gvk.group.empty() ? plural : plural + "." + gvk.group;
   return resource + " \"" + std::string(name) + "\" not found";
 }

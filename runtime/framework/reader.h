@@ -39,7 +39,8 @@ class Reader {
 };
 
 // The apiserver's NotFound text for a kind: `<plural>.<group> "<name>" not found`
-// (`configmaps "name" not found` for the core group). The plural is the lower-cased kind + "s".
+// (`configmaps "name" not found` for the core group). The plural is the lower-cased kind with
+// the apiserver's default English plural (`priorityclasses`).
 std::string NotFoundMessage(const GroupVersionKind& gvk, std::string_view name);
 
 }  // namespace trainer::framework

@@ -8,17 +8,21 @@
 // Adding a plugin is one line here plus its folder.
 #include "runtime/plugins/registry.h"
 
+#include "runtime/plugins/coscheduling/coscheduling.h"
 #include "runtime/plugins/jax/jax.h"
 #include "runtime/plugins/jobset/jobset.h"
 #include "runtime/plugins/mpi/mpi.h"
 #include "runtime/plugins/plainml/plainml.h"
 #include "runtime/plugins/torch/torch.h"
+#include "runtime/plugins/volcano/volcano.h"
 #include "runtime/plugins/xgboost/xgboost.h"
 
 namespace trainer::plugins {
 
 const std::vector<PluginFactory>& Registry() {
   static const std::vector<PluginFactory> kRegistry = {
+      {CoScheduling::kName, &CoScheduling::New},
+      {Volcano::kName, &Volcano::New},
       {MPI::kName, &MPI::New},
       {PlainML::kName, &PlainML::New},
       {Torch::kName, &Torch::New},
