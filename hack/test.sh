@@ -38,6 +38,18 @@ fi
 step "building C++ (-j2)"
 cmake --build "${build_dir}" -j2
 
+# The integration tier needs the test bed's binaries. Building them here (cached under
+# ~/.cache/trainer-testbed; ~10 min cold on idle cores) prints progress to the log instead of
+# running silently inside the ctest fixture's timeout.
+if [[ " ${ctest_args[*]:-} " != *" -L unit "* && " ${ctest_args[*]:-} " != *" -L golden "* ]]; then
+  if ! command -v go >/dev/null; then
+    echo "hack/test.sh: the integration tier builds the test bed with Go; install Go 1.26 or run 'hack/test.sh -L unit'" >&2
+    exit 1
+  fi
+  step "building the test bed (cached after the first run)"
+  hack/testbed/build.sh
+fi
+
 step "running tests"
 cd "${build_dir}"
 # Integration tests share one test bed (a CTest fixture); run tiers serially so the two cores go
