@@ -1,14 +1,14 @@
 // The ordered plugin list. Order is the order of every phase:
-//   CoScheduling, Volcano            pod-group policy (not yet ported)
+//   CoScheduling, Volcano            pod-group policy
 //   MPI, PlainML, Torch, JAX,        ML policies: PlainML before XGBoost so the trainer env
-//   XGBoost, Flux                    precedes DMLC_* as it precedes PET_* for Torch (MPI, JAX,
-//                                    XGBoost, Flux not yet ported)
+//   XGBoost, Flux                    precedes DMLC_* as it precedes PET_* for Torch
 //   TrainJobStatus                   after the ML plugins, as upstream HEAD's EnforcePodSpec phase
 //   JobSet                           last: it builds the JobSet from everything above
 // Adding a plugin is one line here plus its folder.
 #include "runtime/plugins/registry.h"
 
 #include "runtime/plugins/coscheduling/coscheduling.h"
+#include "runtime/plugins/flux/flux.h"
 #include "runtime/plugins/jax/jax.h"
 #include "runtime/plugins/jobset/jobset.h"
 #include "runtime/plugins/mpi/mpi.h"
@@ -28,6 +28,7 @@ const std::vector<PluginFactory>& Registry() {
       {Torch::kName, &Torch::New},
       {JAX::kName, &JAX::New},
       {XGBoost::kName, &XGBoost::New},
+      {Flux::kName, &Flux::New},
       {JobSet::kName, &JobSet::New},
   };
   return kRegistry;
