@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# `kubectl apply --server-side --dry-run=server -k` of deploy/ (internal certs, the default),
+# deploy/overlays/internal-cert, deploy/overlays/cert-manager and deploy/ + components/prometheus
+# against the fixture's kube-apiserver: every object passes the apiserver's schema, CEL and
+# admission checks as written (not just kustomize's rendering).
+#
+# A server-side dry run cannot create what later objects need, so the test really creates the
+# prerequisites first: our CRDs (the ClusterTrainingRuntimes are validated against them), the
+# namespace kubeflow-system, and — only for the optional overlays — stand-in CRDs for
+# cert-manager.io Issuer/Certificate and monitoring.coreos.com ServiceMonitor (schema: any
+# object), since the test bed runs neither cert-manager nor the Prometheus Operator. Those stand-ins
+# check that kinds, versions and scopes exist as written, not cert-manager's field schema.
+# Everything it created is removed at the end (the CRDs of deploy/crds stay: other tests apply them).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../../hack/testbed/lib.sh"
+cd "$TESTBED_ROOT"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The default runtimes in deploy/ are copies of examples/runtimes/ (kustomize cannot load files
+# outside deploy/); they must not drift.
+for f in examples/runtimes/*.yaml; do
+  cmp -s "$f" "deploy/base/runtimes/$(basename "$f")" ||
+    fail "deploy/base/runtimes/$(basename "$f") differs from $f (cp examples/runtimes/*.yaml deploy/base/runtimes/)"
+done
+[[ $(ls deploy/base/runtimes/*.yaml | grep -vc kustomization.yaml) == $(ls examples/runtimes/*.yaml | wc -l) ]] ||
+  fail "deploy/base/runtimes/ and examples/runtimes/ list different runtimes"
+
+work=$(mktemp -d)
+cleanup() {
+  testbed_kubectl delete --ignore-not-found --wait=false -f "$work/standins.yaml" >/dev/null 2>&1 || true
+  testbed_kubectl delete namespace kubeflow-system --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+standin_crd() { # GROUP VERSION KIND PLURAL
+  cat <<YAML
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: $4.$1
+  labels: {trainer-test: deploy-dry-run-standin}
+spec:
+  group: $1
+  scope: Namespaced
+  names: {kind: $3, plural: $4, singular: $(tr '[:upper:]' '[:lower:]' <<<"$3"), listKind: ${3}List}
+  versions:
+    - name: $2
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+YAML
+}
+{
+  standin_crd cert-manager.io v1 Issuer issuers
+  standin_crd cert-manager.io v1 Certificate certificates
+  standin_crd monitoring.coreos.com v1 ServiceMonitor servicemonitors
+} >"$work/standins.yaml"
+
+testbed_kubectl apply --server-side --force-conflicts --field-manager=deploy-test -k deploy/crds >/dev/null
+testbed_kubectl apply --server-side --field-manager=deploy-test -f "$work/standins.yaml" >/dev/null
+testbed_kubectl create namespace kubeflow-system --dry-run=client -o yaml |
+  testbed_kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+for crd in trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
+  clustertrainingruntimes.trainer.kubeflow.org issuers.cert-manager.io \
+  certificates.cert-manager.io servicemonitors.monitoring.coreos.com; do
+  testbed_wait_for "CRD $crd" 60 testbed_crd_established "$crd"
+done
+
+# deploy/ + the Prometheus component, as a user's own kustomization next to the repository would.
+mkdir -p "$work/prometheus"
+rel=$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$TESTBED_ROOT/deploy" "$work/prometheus")
+cat >"$work/prometheus/kustomization.yaml" <<YAML
+resources: [$rel]
+components: [$rel/components/prometheus]
+YAML
+
+check() { # NAME DIR WANT_KINDS...
+  local name=$1 dir=$2; shift 2
+  local out
+  if ! out=$(testbed_kubectl apply --server-side --dry-run=server --field-manager=trainer-deploy -k "$dir" 2>&1); then
+    echo "$out" >&2
+    fail "$name: kubectl apply --server-side --dry-run=server -k $dir failed"
+  fi
+  local kind
+  for kind in "$@"; do
+    grep -q "^$kind/" <<<"$out" || { echo "$out" >&2; fail "$name: no $kind in the output"; }
+  done
+  echo "ok: $name ($(wc -l <<<"$out") objects, server dry run)"
+}
+common=(customresourcedefinition.apiextensions.k8s.io namespace serviceaccount
+  clusterrole.rbac.authorization.k8s.io clusterrolebinding.rbac.authorization.k8s.io
+  role.rbac.authorization.k8s.io rolebinding.rbac.authorization.k8s.io configmap service
+  deployment.apps poddisruptionbudget.policy
+  mutatingwebhookconfiguration.admissionregistration.k8s.io
+  validatingwebhookconfiguration.admissionregistration.k8s.io
+  clustertrainingruntime.trainer.kubeflow.org secret)
+check "deploy/ (default: internal certs)" deploy "${common[@]}"
+check "overlays/internal-cert" deploy/overlays/internal-cert "${common[@]}"
+cm=()
+for k in "${common[@]}"; do [[ $k == secret ]] || cm+=("$k"); done
+check "overlays/cert-manager" deploy/overlays/cert-manager "${cm[@]}" issuer.cert-manager.io certificate.cert-manager.io
+check "deploy/ + components/prometheus" "$work/prometheus" "${common[@]}" servicemonitor.monitoring.coreos.com
+
+# The default install and the internal-cert overlay are the same objects.
+diff <(testbed_kubectl kustomize deploy) <(testbed_kubectl kustomize deploy/overlays/internal-cert) >/dev/null ||
+  fail "deploy/ and deploy/overlays/internal-cert render differently"
+echo "PASS"
