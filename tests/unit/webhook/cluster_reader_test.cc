@@ -32,7 +32,7 @@ json::Value Runtime(std::string_view kind, std::string_view name, std::string_vi
 
 template <typename Pred>
 bool WaitFor(Pred pred) {
-  auto deadline = std::chrono::steady_clock::now() + 5s;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
   while (!pred() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);
   }

@@ -70,7 +70,7 @@ std::string PeerCommonName(int port, int max_version = 0, const char* ciphers = 
 }
 
 template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::milliseconds timeout = 5s) {
+bool WaitFor(Pred pred, std::chrono::milliseconds timeout = 20s) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (pred()) {
@@ -111,9 +111,9 @@ struct TlsFixture {
     c->set_ca_cert_path(ca_path.c_str());
     c->enable_server_certificate_verification(true);
     c->set_keep_alive(true);
-    c->set_connection_timeout(5, 0);
+    c->set_connection_timeout(15, 0);
     c->set_tcp_nodelay(true);
-    c->set_read_timeout(5, 0);
+    c->set_read_timeout(15, 0);
     return c;
   }
 };
@@ -269,7 +269,7 @@ TEST_CASE("certificate rotation through ..data swap: zero failed requests, new h
   }
   INFO("ok=" << ok.load() << " failed=" << failed.load());
   CHECK(failed.load() == 0);
-  CHECK(ok.load() > 500);
+  CHECK(ok.load() > 20);  // the point is zero failures; the count depends on machine load
   std::string text = f.registry.Text();
   CHECK(text.find("certwatcher_read_certificate_total 3") != std::string::npos);
   CHECK(text.find("certwatcher_read_certificate_errors_total 0") != std::string::npos);
@@ -356,7 +356,7 @@ TEST_CASE("stop does not wait for idle keep-alive connections") {
   REQUIRE(r);
   auto start = std::chrono::steady_clock::now();
   f.server->Stop();
-  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  CHECK(std::chrono::steady_clock::now() - start < 10s);  // vs the 120 s keep-alive
   // The client notices the closed connection on its next request.
   CHECK_FALSE(cli->Get("/port"));
 }
