@@ -15,6 +15,7 @@
 #include "runtime/core/registry.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/map_reader.h"
+#include "runtime/plugins/mpi/mpi.h"
 
 namespace trainer::render {
 
@@ -27,6 +28,7 @@ struct Options {
   bool validate = false;
   std::optional<std::string> status_from;
   std::string now;
+  std::optional<std::string> mpi_ssh_key;  // PEM file: a fixed MPI key, for tests
 };
 
 // One input problem: printed as one line, exit code 2.
@@ -66,6 +68,9 @@ std::optional<InputError> ParseFlags(const std::vector<std::string>& args, Optio
       }
     } else if (a == "--now") {
       if (!value(&opts.now)) return InputError{"flag --now needs a value"};
+    } else if (a == "--mpi-ssh-key") {
+      if (!value(&v)) return InputError{"flag --mpi-ssh-key needs a value"};
+      opts.mpi_ssh_key = v;
     } else if (a == "--validate") {
       opts.validate = true;
     } else if (a == "--status-from") {
@@ -74,7 +79,7 @@ std::optional<InputError> ParseFlags(const std::vector<std::string>& args, Optio
     } else if (a == "-h" || a == "--help") {
       return InputError{
           "usage: trainer-render [-n NAMESPACE] -f FILE [-f FILE ...] [-o yaml|json] "
-          "[--now RFC3339] [--validate | --status-from JOBSET_FILE]"};
+          "[--now RFC3339] [--mpi-ssh-key PEM_FILE] [--validate | --status-from JOBSET_FILE]"};
     } else {
       return InputError{"unknown flag \"" + a + "\""};
     }
@@ -148,6 +153,7 @@ struct Inputs {
   json::Value job_spec;  // spec as given (before podTemplateOverrides were translated)
   std::vector<json::Value> runtimes;  // defaulted documents for the reader
   std::vector<std::string> runtime_names;  // "Kind/name" for messages
+  std::vector<json::Value> cluster_objects;  // other objects plugins read (PriorityClasses)
 };
 
 std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inputs& in) {
@@ -185,6 +191,10 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
   for (Document& d : docs) {
     std::string kind = KindOf(d.doc);
     if (kind == api::kTrainJobKind) continue;
+    if (kind == "PriorityClass") {  // read by the Volcano admission check
+      in.cluster_objects.push_back(std::move(d.doc));
+      continue;
+    }
     if (kind != api::kTrainingRuntimeKind && kind != api::kClusterTrainingRuntimeKind) {
       return InputError{d.where + ": kind: expected TrainJob, TrainingRuntime or "
                         "ClusterTrainingRuntime, got \"" + kind + "\""};
@@ -204,6 +214,21 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
     in.runtimes.push_back(api::EncodeTrainingRuntime(*rt));
   }
   return std::nullopt;
+}
+
+// The MPI key generator of --mpi-ssh-key: the pair of the P-521 PEM in `file`.
+StatusOr<plugins::mpi::SSHKeyGenerator> FixedKeyFromFile(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return InvalidArgumentError(file + ": cannot read the file");
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  StatusOr<plugins::mpi::SSHKeyGenerator> gen = plugins::mpi::FixedSSHKeyGenerator(buf.str());
+  if (!gen.ok()) {
+    return gen.status().WithContext(file);
+  }
+  return gen;
 }
 
 void PrintObjects(const std::vector<json::Value>& objects, const std::string& format,
@@ -306,6 +331,27 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       return kExitBadInput;
     }
   }
+  for (json::Value& o : in.cluster_objects) {
+    if (Status s = reader.Add(std::move(o)); !s.ok()) {
+      err << "trainer-render: " << s.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  std::vector<plugins::PluginFactory> plugin_list = plugins::Registry();
+  if (opts.mpi_ssh_key) {
+    StatusOr<plugins::mpi::SSHKeyGenerator> gen = FixedKeyFromFile(*opts.mpi_ssh_key);
+    if (!gen.ok()) {
+      err << "trainer-render: " << gen.status().message() << "\n";
+      return kExitBadInput;
+    }
+    for (plugins::PluginFactory& f : plugin_list) {
+      if (f.name == plugins::MPI::kName) {
+        f.make = [gen = *gen](const framework::PluginContext& ctx) {
+          return plugins::MPI::NewWithKeyGenerator(ctx, gen);
+        };
+      }
+    }
+  }
   if (opts.status_from) {
     std::vector<Document> docs;
     if (auto e = ReadDocuments(*opts.status_from, docs)) {
@@ -321,7 +367,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   const std::string now = opts.now;
   StatusOr<std::unique_ptr<core::Runtimes>> runtimes =
-      core::Runtimes::New(reader, [now] { return now; });
+      core::Runtimes::New(reader, [now] { return now; }, plugin_list);
   if (!runtimes.ok()) {
     err << "trainer-render: " << runtimes.status().message() << "\n";
     return kExitFailed;

@@ -2,7 +2,7 @@
 // what its admission webhook would answer, from manifests on disk.
 //
 //   trainer-render [-n NAMESPACE] -f FILE [-f FILE ...] [-o yaml|json] [--now RFC3339]
-//                  [--validate | --status-from JOBSET_FILE]
+//                  [--mpi-ssh-key PEM_FILE] [--validate | --status-from JOBSET_FILE]
 //
 // The files hold (multi-document YAML or JSON, `kind: List` expanded) TrainingRuntimes,
 // ClusterTrainingRuntimes and exactly one TrainJob. The TrainJob gets what the apiserver and the
@@ -14,6 +14,9 @@
 //   --validate    the admission result (allowed, or denied with upstream's message; warnings).
 //                 Exit code 1 when denied.
 //   --status-from the TrainJob status implied by the JobSet (with status) in the file.
+// The files may also hold PriorityClasses (scheduling.k8s.io/v1), which Volcano's admission
+// check reads. --mpi-ssh-key replaces the MPI plugin's fresh P-521 key by the key in the PEM
+// file (SEC1 or PKCS#8), so MPI goldens are deterministic; for tests only.
 // -n sets the namespace of a TrainJob (and TrainingRuntimes) without one; default "default".
 // Bad input is one line naming file, document and field, exit code 2.
 #pragma once
