@@ -2,6 +2,7 @@
 // (pkg/webhook/internal/metrics, pkg/webhook/admission/metrics).
 #include "webhook/mux.h"
 
+#include <cctype>
 #include <chrono>
 #include <exception>
 #include <utility>

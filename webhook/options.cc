@@ -4,6 +4,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
+#include <type_traits>
 
 namespace trainer::webhook {
 namespace {
