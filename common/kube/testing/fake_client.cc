@@ -87,6 +87,13 @@ void FakeClient::CloseWatches() {
   cv_.notify_all();
 }
 
+void FakeClient::SetWatchesDown(bool down) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watches_down_ = down;
+  ++close_generation_;
+  cv_.notify_all();
+}
+
 int FakeClient::Calls(const std::string& verb) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = calls_.find(verb);
@@ -271,6 +278,7 @@ Status FakeClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
                          std::stop_token stop) {
   std::unique_lock<std::mutex> lock(mu_);
   RETURN_IF_ERROR(TakeFailure("watch"));
+  if (watches_down_) return UnavailableError("fake client: watches are down");
   int64_t from = options.resource_version.empty() ? rv_ : std::stoll(options.resource_version);
   if (from < compacted_rv_) {
     return GoneError("too old resource version: " + std::to_string(from) + " (" +
@@ -300,7 +308,9 @@ Status FakeClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
     }
     if (delivered) continue;
     if (stop.stop_requested()) return CancelledError("watch cancelled");
-    if (close_generation_ != generation) return OkStatus();
+    if (close_generation_ != generation) {
+      return watches_down_ ? UnavailableError("fake client: watches are down") : OkStatus();
+    }
     cv_.wait(lock);
   }
 }

@@ -37,6 +37,9 @@ class FakeClient : public Client {
   void Compact();
   // Ends every open watch (as a server timeout would); they return OK.
   void CloseWatches();
+  // While down, open watches end and new ones fail with kUnavailable (an apiserver outage as
+  // watchers see it); reads and writes keep working so tests can change state meanwhile.
+  void SetWatchesDown(bool down);
   int Calls(const std::string& verb) const;
   std::string CurrentResourceVersion() const;
 
@@ -92,6 +95,7 @@ class FakeClient : public Client {
   int64_t compacted_rv_ = 0;
   int64_t uid_ = 0;
   uint64_t close_generation_ = 0;
+  bool watches_down_ = false;
   std::map<std::string, std::deque<Status>> failures_;
   std::map<std::string, int> calls_;
 };

@@ -60,6 +60,11 @@ double BytesPerObject(StoreMode mode, bool strip, const json::Value& tmpl, int n
 }
 
 TEST_CASE("bytes per cached JobSet by storage mode", "[informer][memory]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Sanitizers replace malloc; glibc's heap statistics then say nothing.
+  WARN("memory measurement skipped under a sanitizer");
+  return;
+#endif
   const json::Value tmpl = LoadJobSet();
   constexpr int kN = 2000;
   BytesPerObject(StoreMode::kCompact, true, tmpl, 10);  // warm the key table
