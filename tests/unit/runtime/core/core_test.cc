@@ -369,6 +369,33 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
     CHECK(Canon(*node.Find("resources")) == R"({"requests":{"cpu":"3","memory":"4Gi"}})");
     CHECK(Rjob((*objs)[1], 2).Find("template")->Find("spec")->Find("parallelism")->AsInt() == 2);
   }
+  SECTION("succeeded to build JobSet with Torch values from the Runtime and envs.") {
+    framework::MapReader reader;
+    json::Value doc = RuntimeDoc("TrainingRuntime", ", torch: {}");
+    doc["spec"]["template"]["spec"]["replicatedJobs"].at(2)["template"]["spec"]["template"]["spec"]
+       ["containers"].at(0).Set("env", Yaml("[{name: TRAIN_JOB, value: original}, "
+                                            "{name: RUNTIME, value: 'test:runtime'}]"));
+    REQUIRE(reader.Add(std::move(doc)).ok());
+    auto runtimes = Runtimes::New(reader, [] { return std::string("now"); });
+    REQUIRE(runtimes.ok());
+    auto objs = (*runtimes)->Find(kTrainingRuntimeKey)->NewObjects(Job("TrainingRuntime", R"(
+  trainer:
+    image: test:trainjob
+    command: [trainjob]
+    args: [trainjob]
+    env: [{name: TRAIN_JOB, value: override}, {name: TRAIN_JOB_CUSTOM, value: 'test:trainjob'}]
+    resourcesPerNode: {requests: {cpu: 1, memory: 4Gi}}
+)"));
+    REQUIRE(objs.ok());
+    const json::Value& node = NodeContainer((*objs)[1]);
+    CHECK(EnvNames(*node.Find("env")) ==
+          "TRAIN_JOB,RUNTIME,TRAIN_JOB_CUSTOM,PET_NNODES,PET_NPROC_PER_NODE,PET_NODE_RANK,"
+          "PET_MASTER_ADDR,PET_MASTER_PORT");
+    CHECK(EnvValue(*node.Find("env"), "TRAIN_JOB") == "override");
+    CHECK(EnvValue(*node.Find("env"), "PET_NNODES") == "100");
+    CHECK(EnvValue(*node.Find("env"), "PET_NPROC_PER_NODE") == "1");
+    CHECK(node.Find("image")->AsString() == "test:trainjob");
+  }
   SECTION("merged resourcesPerNode keeps runtime resources when trainjob sets gpu only") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
   trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: 1}}}
