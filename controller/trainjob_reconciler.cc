@@ -3,6 +3,7 @@
 #include "controller/trainjob_reconciler.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
@@ -331,61 +332,75 @@ ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_v
   return result;
 }
 
-Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::TrainJob& job, Applied* applied,
-                                        std::string* failed_object, bool* build_failed) {
+Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::TrainJob& job,
+                                        Applied* applied, std::string* failed_object,
+                                        bool* build_failed) {
   StatusOr<std::vector<json::Value>> objects = runtime.NewObjects(job);
   if (!objects.ok()) {
     *build_failed = true;
     return objects.status();
   }
+  struct Pending {
+    json::Value obj;
+    kube::GroupVersionKind gvk;
+    const kube::ResourceMapping* mapping = nullptr;
+    bool created = false;  // a JobSet that did not exist
+    StatusOr<json::Value> out = InternalError("not applied");
+  };
+  std::vector<Pending> pending;
   for (json::Value& obj : *objects) {
-    kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(obj);
-    bool is_jobset = gvk.group == "jobset.x-k8s.io" && gvk.kind == "JobSet";
-    bool existed = true;
-    if (is_jobset) {
-      existed = deps_.reader->Get(ToFramework(gvk), kube::Namespace(obj), kube::Name(obj)).ok();
+    Pending p;
+    p.gvk = kube::GroupVersionKind::Of(obj);
+    ASSIGN_OR_RETURN(p.mapping, kube::MappingFor(p.gvk));
+    if (!PrepareApply(obj)) continue;  // live object already current
+    if (p.gvk.group == "jobset.x-k8s.io" && p.gvk.kind == "JobSet") {
+      p.created = !deps_.reader->Get(ToFramework(p.gvk), kube::Namespace(obj), kube::Name(obj)).ok();
     }
-    std::string what = Describe(obj);
-    bool skipped = false;
-    StatusOr<json::Value> out = ApplyOne(std::move(obj), &skipped);
-    if (!out.ok()) {
-      *failed_object = what;
-      if (deps_.observer) deps_.observer->ApplyError(gvk.kind);
-      return out.status();
+    p.obj = std::move(obj);
+    pending.push_back(std::move(p));
+  }
+  auto send = [this](Pending& p) {
+    std::string ns(kube::Namespace(p.obj));
+    p.out = deps_.writer->Apply(p.mapping->gvr, p.mapping->namespaced ? ns : "", p.obj,
+                                kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
+  };
+  // The objects do not depend on each other (the snapshot is read only by later passes), so they
+  // go out concurrently: a pass costs one apply's latency, not the sum.
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < pending.size(); ++i) {
+    threads.emplace_back([&send, &p = pending[i]] { send(p); });
+  }
+  if (!pending.empty()) send(pending[0]);
+  for (std::thread& t : threads) t.join();
+  for (Pending& p : pending) {
+    if (!p.out.ok()) {
+      *failed_object = Describe(p.obj);
+      if (deps_.observer) deps_.observer->ApplyError(p.gvk.kind);
+      return p.out.status();
     }
-    applied->any = applied->any || !skipped;
-    if (is_jobset && !existed && !skipped) {
-      applied->jobset_created = true;
-    }
+    if (deps_.overlay != nullptr) deps_.overlay->Remember(*p.out);
+    applied->any = true;
+    applied->jobset_created = applied->jobset_created || p.created;
   }
   return OkStatus();
 }
 
-StatusOr<json::Value> TrainJobReconciler::ApplyOne(json::Value obj, bool* skipped) {
+bool TrainJobReconciler::PrepareApply(json::Value& obj) {
   kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(obj);
-  std::string ns(kube::Namespace(obj));
-  std::string name(kube::Name(obj));
   if (json::Value* meta = obj.Find("metadata"); meta != nullptr) {
     if (json::Value* ann = meta->Find("annotations"); ann != nullptr && ann->IsObject()) {
       ann->Erase(kAppliedHashAnnotation);
     }
   }
   const std::string hash = json::Hash(obj);
-  StatusOr<json::Value> live = deps_.reader->Get(ToFramework(gvk), ns, name);
+  StatusOr<json::Value> live =
+      deps_.reader->Get(ToFramework(gvk), kube::Namespace(obj), kube::Name(obj));
   if (live.ok() && UpToDate(*live, hash)) {
-    *skipped = true;
     if (deps_.observer) deps_.observer->ApplySkipped();
-    return std::move(*live);
+    return false;
   }
   obj["metadata"]["annotations"].Set(kAppliedHashAnnotation, hash);
-  ASSIGN_OR_RETURN(const kube::ResourceMapping* mapping, kube::MappingFor(gvk));
-  StatusOr<json::Value> out =
-      deps_.writer->Apply(mapping->gvr, mapping->namespaced ? ns : "", obj,
-                          kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
-  if (out.ok() && deps_.overlay != nullptr) {
-    deps_.overlay->Remember(*out);
-  }
-  return out;
+  return true;
 }
 
 void TrainJobReconciler::RecordFailure(const json::Value& trainjob, const Status& error) {

@@ -3,7 +3,8 @@
 // bugs fixed (reference §5.1, §10.11, §10.12):
 //   - TrainJobs whose spec.managedBy is not trainer.kubeflow.org/trainjob-controller are skipped;
 //   - objects come from the runtime library (NewObjects) and go out as server-side apply
-//     (field manager `trainer`, force), in order, stopping at the first error; an object whose
+//     (field manager `trainer`, force), concurrently (they do not depend on each other); the
+//     first failure in NewObjects order is the pass's error; an object whose
 //     desired content hashes to the `trainer.kubeflow.org/applied-hash` annotation of its live
 //     copy, and that no other manager has written, is not re-applied;
 //   - Suspended condition and resume, status from the runtime (JobSet conditions, jobsStatus),
@@ -115,7 +116,8 @@ class TrainJobReconciler {
   };
   Status ApplyObjects(core::Runtime& runtime, const api::TrainJob& job, Applied* applied,
                       std::string* failed_object, bool* build_failed);
-  StatusOr<json::Value> ApplyOne(json::Value obj, bool* skipped);
+  // Sets the applied-hash annotation; false when the live object already carries that content.
+  bool PrepareApply(json::Value& obj);
   void RecordFailure(const json::Value& trainjob, const Status& error);
   std::optional<std::chrono::milliseconds> ReconcileDeadline(api::TrainJob& job);
   Status PatchStatus(const api::TrainJob& job, const api::TrainJobStatus& prev);

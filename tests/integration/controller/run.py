@@ -25,6 +25,7 @@ Environment: TESTBED_DIR (kubeconfig), TRAINER_BIN_DIR (trainer-controller, trai
 optional KUBECTL, optional CASES (comma-separated subset).
 """
 
+import glob
 import json
 import os
 import random
@@ -458,7 +459,9 @@ CASES = [case_golden, case_status, case_suspend, case_deadline, case_gc, case_ma
 
 
 def main():
-    kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(ROOT, "deploy/crds"))
+    kubectl("apply", "--server-side", "--force-conflicts",
+            *sum((["-f", f] for f in sorted(glob.glob(os.path.join(
+                ROOT, "deploy/crds/trainer.kubeflow.org_*.yaml")))), []))
     for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
         wait_for("CRD %s established" % crd, lambda: "True" in kubectl(
             "get", "crd/%s.trainer.kubeflow.org" % crd, "-o",

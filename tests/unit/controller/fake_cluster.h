@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -89,6 +90,8 @@ class FakeCluster final : public framework::Reader, public kube::Writer {
   }
   StatusOr<json::Value> Apply(const kube::GroupVersionResource& gvr, std::string_view ns,
                               const json::Value& obj, const kube::ApplyOptions& options) override {
+    // The reconciler applies a pass's objects concurrently.
+    std::lock_guard<std::mutex> lock(mu_);
     std::string kind = kube::GroupVersionKind::Of(obj).kind;
     writes_.push_back({"apply", gvr.resource, kube::ObjectKey(ns, kube::Name(obj)), obj.Clone()});
     last_apply_options_ = options;
@@ -149,6 +152,7 @@ class FakeCluster final : public framework::Reader, public kube::Writer {
     return p + "s";
   }
 
+  std::mutex mu_;
   std::map<Key, json::Value> objects_;
   std::map<std::string, Status> apply_errors_;
   std::vector<Write> writes_;

@@ -4,6 +4,7 @@
 #include "controller/trainjob_reconciler.h"
 
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "common/kube/meta.h"
 #include "runtime/framework/trainjob.h"
@@ -166,8 +167,9 @@ TEST_CASE("new TrainJob: snapshot and JobSet applied by trainer with force, stat
   REQUIRE(r.error.ok());
   CHECK_FALSE(r.requeue_after.has_value());
   REQUIRE(f.cluster.Count("apply") == 2);
-  CHECK(f.cluster.writes()[0].resource == "configmaps");
-  CHECK(f.cluster.writes()[1].resource == "jobsets");
+  // Applied concurrently: both, in either order.
+  std::set<std::string> resources{f.cluster.writes()[0].resource, f.cluster.writes()[1].resource};
+  CHECK(resources == std::set<std::string>{"configmaps", "jobsets"});
   CHECK(f.cluster.last_apply_options().field_manager == "trainer");
   CHECK(f.cluster.last_apply_options().force);
   const json::Value* js = f.cluster.Find("JobSet", "ns", "tj");
