@@ -363,7 +363,10 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       return kExitBadInput;
     }
     SetNamespace(docs[0].doc, in.job->metadata.namespace_);
-    (void)reader.Add(std::move(docs[0].doc));
+    if (Status s = reader.Add(std::move(docs[0].doc)); !s.ok()) {
+      err << "trainer-render: " << docs[0].where << ": " << s.message() << "\n";
+      return kExitBadInput;
+    }
   }
   const std::string now = opts.now;
   StatusOr<std::unique_ptr<core::Runtimes>> runtimes =
