@@ -220,7 +220,8 @@ TEST_CASE("TestValidate", "[mpi]") {
   auto validate = [&](const framework::Info* info, std::string_view trainer) {
     return p->Validate(info, nullptr, Job(trainer));
   };
-  const char* kAsNode = "{mpi: {numProcPerNode: 1, mpiImplementation: OpenMPI, runLauncherAsNode: true}}";
+  const char* kAsNode =
+      "{mpi: {numProcPerNode: 1, mpiImplementation: OpenMPI, runLauncherAsNode: true}}";
   const char* kPlain = "{mpi: {numProcPerNode: 1, mpiImplementation: OpenMPI}}";
   SECTION("no action when info is nil ") { CHECK(validate(nullptr, "{}").ok()); }
   SECTION("no action when info does not have MLPolicySource") {
