@@ -4,9 +4,11 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -59,7 +61,10 @@ void SocketOptions(socket_t sock) {
 // (and Stop()) for the whole keep-alive timeout. Like Go's Server.Shutdown closing idle
 // connections, end the read side of every connection accepted on `port`: they see EOF and
 // close. (A response cannot be written after this: httplib checks the socket is readable-alive
-// before writing, hence the drain first.)
+// before writing, hence the drain first.) httplib does not expose its accepted sockets, so they
+// are found in /proc/self/fd. Worker threads close sockets concurrently and a number can be
+// reused at once, so each candidate is dup()ed first and checked and shut down through the
+// duplicate: whatever the number meant by then, we act only on a socket we verified.
 void ShutdownReads(int port) {
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr) {
@@ -67,26 +72,30 @@ void ShutdownReads(int port) {
   }
   const int self = dirfd(dir);
   while (struct dirent* e = readdir(dir)) {
-    int fd = std::atoi(e->d_name);
-    struct stat st;
-    if (e->d_name[0] == '.' || fd == self || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    if (e->d_name[0] == '.' || std::atoi(e->d_name) == self) {
       continue;
     }
+    int fd = fcntl(std::atoi(e->d_name), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      continue;  // closed meanwhile
+    }
+    struct stat st;
     sockaddr_storage local{}, peer{};
     socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
-        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) {
-      continue;
+    if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
+        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
+      int local_port = -1;
+      if (local.ss_family == AF_INET) {
+        local_port = ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+      } else if (local.ss_family == AF_INET6) {
+        local_port = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
+      }
+      if (local_port == port) {
+        shutdown(fd, SHUT_RD);
+      }
     }
-    int local_port = -1;
-    if (local.ss_family == AF_INET) {
-      local_port = ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-    } else if (local.ss_family == AF_INET6) {
-      local_port = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
-    }
-    if (local_port == port) {
-      shutdown(fd, SHUT_RD);
-    }
+    close(fd);
   }
   closedir(dir);
 }
