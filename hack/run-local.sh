@@ -1,45 +1,234 @@
 #!/usr/bin/env bash
-# The main job: see trainer-cpp work on this machine.
+# The main job: trainer-cpp running on this machine, as a cluster admin would run it.
 #
-#   hack/run-local.sh [up]     build, then render every example TrainJob offline with
-#                              trainer-render (the objects the controller would apply)
-#   hack/run-local.sh down     stop whatever `up` started (nothing yet in offline mode)
+#   hack/run-local.sh [up]                      install deps if missing, build, start the test bed
+#                                               (etcd, kube-apiserver, kube-controller-manager, the
+#                                               JobSet controller, kube-scheduler, KWOK), install
+#                                               deploy/ (CRDs, RBAC, default runtimes, public
+#                                               ConfigMap), run trainer-webhook and
+#                                               trainer-controller as local processes under their
+#                                               own ServiceAccounts' tokens, register the webhooks
+#                                               at 127.0.0.1, and show an example TrainJob reach
+#                                               Complete. Returns once all is ready; the services
+#                                               keep running.
+#   hack/run-local.sh up --no-jobset-controller the same without the JobSet controller,
+#                                               scheduler, KWOK and the example: JobSets stay as
+#                                               trainer wrote them (conformance tests write their
+#                                               status by hand)
+#   hack/run-local.sh down                      stop everything `up` started
 #
-# Once trainer-webhook and trainer-controller exist, `up` runs them against the local test bed
-# (hack/testbed) and shows an example TrainJob reach Complete; the interface stays the same.
+# State lives in $TRAINER_LOCAL_DIR (default .local/, git-ignored): kubeconfig (admin, always
+# there), <service>.kubeconfig (ServiceAccount tokens), pki/ (the webhook's CA and serving cert),
+# env (ports and URLs, for scripts), testbed/ (the test bed; logs in testbed/logs/).
+# TRAINER_BIN_DIR=<dir with trainer-webhook, trainer-controller, trainer-render> skips the build.
+#
+# The services run with the permissions deploy/ grants them (TokenRequest for the ServiceAccounts
+# deploy/base/rbac defines), so a missing RBAC rule fails here as it would in a cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 cmd="${1:-up}"
-state=.local
+[[ $# -gt 0 ]] && shift
+state=${TRAINER_LOCAL_DIR:-.local}
+[[ $state == /* ]] || state="$ROOT/$state"
+export TESTBED_DIR="$state/testbed"
+source hack/testbed/lib.sh
+NS=kubeflow-system
 
 say() { echo "[run-local] $*"; }
+die() { echo "[run-local] error: $*" >&2; exit 1; }
 
-case "$cmd" in
-  up)
-    hack/install-deps.sh --build-only
+down() {
+  hack/testbed/down.sh
+  rm -rf "$state/pki" "$state/env" "$state"/*.kubeconfig "$state/kubeconfig" "$state/rendered" \
+    "$state/deploy-local.yaml" "$state/webhooks.json"
+  say "stopped; state removed from $state"
+}
+
+# A kubeconfig whose user is ServiceAccount NAME of kubeflow-system (a bound token, 24 h).
+sa_kubeconfig() { # NAME
+  local name=$1 kc="$state/$1.kubeconfig" token
+  token=$(testbed_kubectl -n "$NS" create token "$name" --duration=24h)
+  rm -f "$kc"
+  local k=("$TESTBED_BIN_DIR/kubectl" --kubeconfig="$kc")
+  "${k[@]}" config set-cluster local --server="$TESTBED_APISERVER_URL" \
+    --certificate-authority="$TESTBED_PKI_DIR/ca.crt" --embed-certs=true >/dev/null
+  "${k[@]}" config set-credentials "$name" --token="$token" >/dev/null
+  "${k[@]}" config set-context "$name" --cluster=local --user="$name" --namespace="$NS" >/dev/null
+  "${k[@]}" config use-context "$name" >/dev/null
+  chmod 600 "$kc"
+}
+
+# The webhook's own CA and a serving cert for 127.0.0.1 (what a cert component does in-cluster).
+webhook_pki() {
+  local pki="$state/pki" ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1)
+  rm -rf "$pki" && mkdir -p "$pki/serving-certs"
+  openssl req -x509 "${ec[@]}" -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 365 \
+    -subj "/O=kubeflow-trainer/CN=kubeflow-trainer-ca" -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+  openssl req -new "${ec[@]}" -nodes -keyout "$pki/serving-certs/tls.key" -out "$pki/tls.csr" \
+    -subj "/CN=trainer-webhook" 2>/dev/null
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$pki/ext"
+  openssl x509 -req -in "$pki/tls.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days 365 -sha256 -extfile "$pki/ext" -out "$pki/serving-certs/tls.crt" 2>/dev/null
+  rm -f "$pki/tls.csr" "$pki/ext"
+  chmod 600 "$pki"/*.key "$pki/serving-certs/tls.key"
+}
+
+# deploy/base rendered, without what runs as local processes here (Deployments, Services, PDB) and
+# the service-based webhook configurations (registered by URL below).
+render_base_without_workloads() {
+  testbed_kubectl kustomize deploy/base | python3 -c '
+import sys, yaml
+skip = {"Deployment", "Service", "PodDisruptionBudget", "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration", "CustomResourceDefinition"}
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] not in skip]
+yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)'
+}
+
+http_ok() { curl -fsS "$1" >/dev/null; }
+
+up() {
+  local with_jobset=1 arg
+  for arg in "$@"; do
+    case "$arg" in
+      --no-jobset-controller) with_jobset=0 ;;
+      *) die "unknown argument '$arg' (usage: hack/run-local.sh [up [--no-jobset-controller]|down])" ;;
+    esac
+  done
+  if [[ -d "$TESTBED_DIR" ]] && [[ -n "$(testbed_live_processes)" ]]; then
+    die "already running in $state (hack/run-local.sh down first)"
+  fi
+  local start=$SECONDS bin
+  hack/install-deps.sh --build-only
+  if [[ -n "${TRAINER_BIN_DIR:-}" ]]; then
+    # Resolved: down.sh matches a pid's /proc/PID/exe against the recorded path.
+    bin=$(realpath "$TRAINER_BIN_DIR")
+  else
     say "building (cmake, -j2)"
     if [[ ! -f build/CMakeCache.txt ]]; then cmake -S . -B build -G Ninja >/dev/null; fi
-    cmake --build build -j2 --target trainer-render
-    mkdir -p "$state/rendered"
-    runtime_args=()
-    for rt in examples/runtimes/*.yaml; do runtime_args+=(-f "$rt"); done
-    for job in examples/trainjobs/*.yaml; do
-      name=$(basename "$job" .yaml)
-      out="$state/rendered/$name.yaml"
-      if build/bin/trainer-render "${runtime_args[@]}" -f "$job" >"$out" 2>"$out.err"; then
-        say "rendered $job -> $out ($(grep -c '^kind:' "$out") objects)"
-      else
-        say "FAILED $job: $(cat "$out.err")"
-        exit 1
-      fi
-    done
-    say "done: the rendered objects are in $state/rendered/"
-    ;;
-  down)
-    say "nothing running in offline mode"
-    ;;
+    cmake --build build -j2 --target trainer-webhook trainer-controller trainer-render
+    bin=$ROOT/build/bin
+  fi
+  mkdir -p "$state"
+
+  local tb_args=()
+  ((with_jobset)) && tb_args+=(--all)
+  hack/testbed/up.sh "${tb_args[@]}" >/dev/null
+  source "$TESTBED_DIR/env"
+  cp "$KUBECONFIG" "$state/kubeconfig"
+
+  say "installing deploy/ (CRDs, namespace, RBAC, default runtimes, public ConfigMap)"
+  testbed_kubectl apply --server-side --field-manager=trainer-deploy -k deploy/crds >/dev/null
+  local crd
+  for crd in trainjobs trainingruntimes clustertrainingruntimes; do
+    testbed_wait_for "CRD $crd" 60 testbed_crd_established "$crd.trainer.kubeflow.org"
+  done
+  render_base_without_workloads >"$state/deploy-local.yaml"
+  testbed_kubectl apply --server-side --field-manager=trainer-deploy -f "$state/deploy-local.yaml" >/dev/null
+
+  sa_kubeconfig trainer-webhook
+  sa_kubeconfig trainer-controller
+  webhook_pki
+
+  local wh_port wh_metrics wh_health ctl_metrics ctl_health
+  wh_port=$(testbed_free_port) wh_metrics=$(testbed_free_port) wh_health=$(testbed_free_port)
+  ctl_metrics=$(testbed_free_port) ctl_health=$(testbed_free_port)
+  say "starting trainer-webhook (ServiceAccount $NS/trainer-webhook) on https://127.0.0.1:$wh_port"
+  testbed_start trainer-webhook "$(realpath "$bin/trainer-webhook")" --port="$wh_port" \
+    --cert-dir="$state/pki/serving-certs" --metrics-bind-address="127.0.0.1:$wh_metrics" \
+    --health-probe-bind-address="127.0.0.1:$wh_health" --kubeconfig="$state/trainer-webhook.kubeconfig"
+  testbed_wait_for "trainer-webhook /readyz" 60 http_ok "http://127.0.0.1:$wh_health/readyz" ||
+    { tail -n 20 "$TESTBED_DIR/logs/trainer-webhook.log" >&2; die "trainer-webhook did not get ready"; }
+  testbed_kubectl kustomize deploy/base | testbed_kubectl create --dry-run=client -o json -f - |
+    python3 hack/testbed/webhooks.py --url="https://127.0.0.1:$wh_port" --ca="$state/pki/ca.crt" \
+      >"$state/webhooks.json"
+  testbed_kubectl apply --server-side --field-manager=trainer-deploy -f "$state/webhooks.json" >/dev/null
+
+  say "starting trainer-controller (ServiceAccount $NS/trainer-controller, leader election)"
+  testbed_start trainer-controller "$(realpath "$bin/trainer-controller")" \
+    --kubeconfig="$state/trainer-controller.kubeconfig" --leader-elect \
+    --leader-election-namespace="$NS" --metrics-bind-address="127.0.0.1:$ctl_metrics" \
+    --metrics-secure-serving=false --health-probe-bind-address="127.0.0.1:$ctl_health"
+  testbed_wait_for "trainer-controller /readyz" 60 http_ok "http://127.0.0.1:$ctl_health/readyz" ||
+    { tail -n 20 "$TESTBED_DIR/logs/trainer-controller.log" >&2; die "trainer-controller did not get ready"; }
+  testbed_wait_for "trainer-controller to hold the Lease" 60 lease_held ||
+    { tail -n 20 "$TESTBED_DIR/logs/trainer-controller.log" >&2; die "trainer-controller did not become leader"; }
+
+  cat >"$state/env" <<EOF
+# Written by hack/run-local.sh up; source it to talk to the local run.
+export KUBECONFIG='$state/kubeconfig'
+export TRAINER_LOCAL_DIR='$state'
+export TESTBED_DIR='$TESTBED_DIR'
+export TESTBED_BIN_DIR='$TESTBED_BIN_DIR'
+export TRAINER_WEBHOOK_URL='https://127.0.0.1:$wh_port'
+export TRAINER_WEBHOOK_METRICS_URL='http://127.0.0.1:$wh_metrics/metrics'
+export TRAINER_WEBHOOK_HEALTH_URL='http://127.0.0.1:$wh_health'
+export TRAINER_CONTROLLER_METRICS_URL='http://127.0.0.1:$ctl_metrics/metrics'
+export TRAINER_CONTROLLER_HEALTH_URL='http://127.0.0.1:$ctl_health'
+export TRAINER_LOGS_DIR='$TESTBED_DIR/logs'
+export TRAINER_JOBSET_CONTROLLER=$with_jobset
+EOF
+
+  if ((with_jobset)); then
+    run_example
+    render_examples "$bin"
+  fi
+  say "ready in $((SECONDS - start))s"
+  say "  admin kubeconfig  $state/kubeconfig   (export KUBECONFIG=$state/kubeconfig)"
+  say "  kubectl           $TESTBED_BIN_DIR/kubectl"
+  say "  logs              $TESTBED_DIR/logs/ (trainer-webhook.log, trainer-controller.log, ...)"
+  say "  metrics           webhook http://127.0.0.1:$wh_metrics/metrics"
+  say "                    controller http://127.0.0.1:$ctl_metrics/metrics"
+  say "  env               source $state/env"
+  say "  stop with         hack/run-local.sh down"
+}
+
+lease_held() {
+  [[ -n "$(testbed_kubectl -n "$NS" get lease trainer.kubeflow.org -o 'jsonpath={.spec.holderIdentity}')" ]]
+}
+
+# examples/trainjobs/torch-distributed.yaml (two nodes) on the KWOK node: JobSet -> Jobs -> Pods
+# -> Complete in seconds.
+run_example() {
+  local job=examples/trainjobs/torch-distributed.yaml name=torch-distributed t0=$SECONDS
+  say "applying $job"
+  testbed_kubectl -n default delete trainjob "$name" --ignore-not-found --wait=true >/dev/null
+  testbed_kubectl -n default apply --server-side --field-manager=run-local -f "$job"
+  complete() {
+    [[ "$(testbed_kubectl -n default get trainjob "$name" \
+      -o 'jsonpath={.status.conditions[?(@.type=="Complete")].status}')" == True ]]
+  }
+  testbed_wait_for "TrainJob $name to be Complete" 120 complete || {
+    testbed_kubectl -n default get trainjobs,jobsets,jobs,pods -o wide >&2 || true
+    die "TrainJob $name did not reach Complete (logs: $TESTBED_DIR/logs/)"
+  }
+  say "TrainJob default/$name is Complete after $((SECONDS - t0))s:"
+  testbed_kubectl -n default get trainjob "$name" \
+    -o 'custom-columns=NAME:.metadata.name,RUNTIME:.spec.runtimeRef.name,COMPLETE:.status.conditions[?(@.type=="Complete")].status,JOBS:.status.jobsStatus[*].name' |
+    sed 's/^/    /'
+}
+
+# Every example TrainJob rendered offline by trainer-render: the objects the controller applies.
+render_examples() { # BIN_DIR
+  local bin=$1 runtime_args=() rt job name out
+  mkdir -p "$state/rendered"
+  for rt in examples/runtimes/*.yaml; do runtime_args+=(-f "$rt"); done
+  for job in examples/trainjobs/*.yaml; do
+    name=$(basename "$job" .yaml)
+    out="$state/rendered/$name.yaml"
+    "$bin/trainer-render" "${runtime_args[@]}" -f "$job" >"$out" 2>"$out.err" ||
+      die "trainer-render $job: $(cat "$out.err")"
+    rm -f "$out.err"
+  done
+  say "rendered examples (what the controller would apply): $state/rendered/"
+}
+
+case "$cmd" in
+  up) up "$@" ;;
+  down) down ;;
   *)
-    echo "usage: hack/run-local.sh [up|down]" >&2
+    echo "usage: hack/run-local.sh [up [--no-jobset-controller]|down]" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,73 @@
+"""The Kubeflow Python SDK's TrainerClient (kubeflow 0.5.0) against the local run.
+
+Runs what a data scientist runs: list/get runtimes (the SDK keeps only runtimes with the
+trainer.kubeflow.org/framework label), train() with a CustomTrainer (the SDK turns the function
+into the container command and sends resources as JSON numbers, {"cpu": 1.0}), wait for
+Complete, get_job, list_jobs, delete_job. KUBECONFIG is the local run's admin kubeconfig.
+"""
+import os
+import subprocess
+import sys
+import time
+
+from kubeflow.common.types import KubernetesBackendConfig
+from kubeflow.trainer import CustomTrainer, TrainerClient
+
+NAMESPACE = "sdk-test"
+failures = []
+
+
+def check(cond, what):
+    print(("ok: " if cond else "FAIL: ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def train_fn():
+    print("hello from the SDK")
+
+
+def main():
+    kubectl = [os.path.join(os.environ["TESTBED_BIN_DIR"], "kubectl"),
+               "--kubeconfig", os.environ["KUBECONFIG"]]
+    subprocess.run(kubectl + ["create", "namespace", NAMESPACE], check=False,
+                   capture_output=True)
+    client = TrainerClient(backend_config=KubernetesBackendConfig(
+        namespace=NAMESPACE, config_file=os.environ["KUBECONFIG"]))
+
+    runtimes = client.list_runtimes()
+    names = sorted(r.name for r in runtimes)
+    print("runtimes:", names)
+    check("torch-distributed" in names, "list_runtimes() lists torch-distributed")
+    check(len(names) >= 8, "list_runtimes() lists the default runtimes")
+    rt = client.get_runtime("torch-distributed")
+    check(rt.name == "torch-distributed" and rt.trainer.framework == "torch",
+          f"get_runtime(torch-distributed): framework {rt.trainer.framework}")
+
+    name = client.train(runtime=rt, trainer=CustomTrainer(
+        func=train_fn, num_nodes=2, resources_per_node={"cpu": 1, "memory": "1Gi"}))
+    print("train() ->", name)
+    raw = subprocess.run(kubectl + ["-n", NAMESPACE, "get", "trainjob", name, "-o",
+                                    "jsonpath={.spec.trainer.resourcesPerNode.requests.cpu}"],
+                         capture_output=True, text=True)
+    check(raw.returncode == 0 and raw.stdout != "", f"TrainJob stored with cpu {raw.stdout!r}")
+    job = client.wait_for_job_status(name, status={"Complete"}, timeout=180, polling_interval=1)
+    check(job.status == "Complete", f"wait_for_job_status: {job.status}")
+    job = client.get_job(name)
+    check(job.name == name and job.status == "Complete" and job.num_nodes == 2,
+          f"get_job: status {job.status}, num_nodes {job.num_nodes}")
+    check(name in [j.name for j in client.list_jobs()], "list_jobs() lists the job")
+    client.delete_job(name)
+    deadline = time.time() + 60
+    while time.time() < deadline and name in [j.name for j in client.list_jobs()]:
+        time.sleep(0.5)
+    check(name not in [j.name for j in client.list_jobs()], "delete_job() removed the job")
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
