@@ -16,6 +16,7 @@ Environment: TESTBED_DIR (kubeconfig, pki/), TRAINER_BIN_DIR (trainer-webhook), 
 """
 
 import base64
+import glob
 import json
 import os
 import shutil
@@ -189,8 +190,9 @@ def main():
         if not os.path.exists(path):
             sys.exit(f"webhook test: missing {path}")
     k = Kubectl(testbed)
+    crd_files = sorted(glob.glob(os.path.join(ROOT, "deploy", "crds", "trainer.kubeflow.org_*.yaml")))
     k.run("apply", "--server-side", "--force-conflicts", "--field-manager=webhook-test",
-          "-f", os.path.join(ROOT, "deploy", "crds"))
+          *[a for f in crd_files for a in ("-f", f)])
     # Poll: `kubectl wait` fails on a CRD whose status is still empty.
     for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
         deadline = time.time() + 60
