@@ -3,8 +3,8 @@
 
 1. Applies deploy/crds, starts trainer-webhook (cert dir laid out like a Secret volume, signed by
    the test bed CA; its kubeconfig) and waits for /readyz.
-2. Registers the four webhooks by URL (tests/integration/webhook/webhook-configurations.yaml via
-   hack/testbed/webhooks.py), scoped to this test: TrainJobs and TrainingRuntimes in a namespace
+2. Registers the four webhooks by URL (the shipped deploy/base/webhook/webhook-configurations.yaml
+   via hack/testbed/webhooks.py), scoped to this test: TrainJobs and TrainingRuntimes in a namespace
    labelled for it, ClusterTrainingRuntimes carrying its label, so tests sharing the test bed are
    not affected.
 3. Checks through kubectl what users see: denials (403 Forbidden, upstream's texts), warnings,
@@ -31,7 +31,6 @@ import urllib.request
 import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_ID = f"{os.getpid()}"
 NS = f"webhook-test-{RUN_ID}"
 LABEL = "trainer-cpp.webhook-test/run"
@@ -143,7 +142,7 @@ def http_get(url):
 
 def scoped_configurations(port, ca):
     """The configurations rewritten to our URL, prefixed, and scoped to this run."""
-    with open(os.path.join(HERE, "webhook-configurations.yaml")) as f:
+    with open(os.path.join(ROOT, "deploy", "base", "webhook", "webhook-configurations.yaml")) as f:
         docs = json.dumps({"kind": "List", "items": [d for d in yaml.safe_load_all(f) if d]})
     out = subprocess.run([sys.executable, os.path.join(ROOT, "hack", "testbed", "webhooks.py"),
                           "--url", f"https://127.0.0.1:{port}", "--ca", ca,
