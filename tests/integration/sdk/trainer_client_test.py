@@ -45,7 +45,7 @@ def main():
           f"get_runtime(torch-distributed): framework {rt.trainer.framework}")
 
     name = client.train(runtime=rt, trainer=CustomTrainer(
-        func=train_fn, num_nodes=2, resources_per_node={"cpu": 1, "memory": "1Gi"}))
+        func=train_fn, num_nodes=2, resources_per_node={"cpu": 1.0, "memory": "1Gi"}))
     print("train() ->", name)
     raw = subprocess.run(kubectl + ["-n", NAMESPACE, "get", "trainjob", name, "-o",
                                     "jsonpath={.spec.trainer.resourcesPerNode.requests.cpu}"],
