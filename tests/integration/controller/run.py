@@ -133,7 +133,11 @@ class Controller:
              "--health-probe-bind-address", "127.0.0.1:%d" % self.health,
              "--metrics-bind-address", "127.0.0.1:%d" % self.metrics, "-v=1", *flags],
             stdout=self.log, stderr=subprocess.STDOUT)
-        wait_for("controller ready", lambda: self.http(self.health, "/readyz") == "ok")
+        try:
+            wait_for("controller ready", lambda: self.http(self.health, "/readyz") == "ok")
+        except Exception:
+            self.proc.kill()
+            raise
 
     def http(self, port, path):
         try:
@@ -405,8 +409,10 @@ def case_crash(ctl):
                 k = int(float(line.split()[-1]))
                 return k if k >= 20 else None
         return None
-    wait_for("first wave JobSets", some, 120)
-    ctl2.stop(signal.SIGKILL)
+    try:
+        wait_for("first wave JobSets", some, 120)
+    finally:
+        ctl2.stop(signal.SIGKILL)
     seen = len([j for j in list_items("jobsets.jobset.x-k8s.io")
                 if j["metadata"]["name"].startswith("wave-")])
     print("  killed -9 with %d/%d wave JobSets applied" % (seen, n))
@@ -443,10 +449,14 @@ def case_sigterm(ctl):
     lease_ns = NS
     c = Controller("--leader-elect", "--leader-election-namespace", lease_ns,
                    "--leader-election-id", "trainer-it")
-    lease = wait_for("lease held", lambda: (lambda l: l if l and l["spec"].get("holderIdentity")
-                                            else None)(get("leases", "trainer-it", lease_ns)))
-    apply(trainjob("le"))
-    wait_for("JobSet le (leader)", lambda: get("jobsets.jobset.x-k8s.io", "le"))
+    try:
+        lease = wait_for("lease held", lambda: (lambda l: l if l and l["spec"].get(
+            "holderIdentity") else None)(get("leases", "trainer-it", lease_ns)))
+        apply(trainjob("le"))
+        wait_for("JobSet le (leader)", lambda: get("jobsets.jobset.x-k8s.io", "le"))
+    except Exception:
+        c.stop(signal.SIGKILL)
+        raise
     rc = c.stop(signal.SIGTERM)
     check(rc == 0, "exit code after SIGTERM: %r" % rc)
     lease = get("leases", "trainer-it", lease_ns)
