@@ -8,7 +8,7 @@ BUILD_PKGS=(cmake ninja-build g++ pkg-config libcpp-httplib-dev libssl-dev rapid
   python3-yaml) # python3-yaml: hack/gen-crds and the CRD tests
 # Tools the test tiers use: Go builds the test bed, prometheus/promtool check metrics, wrk drives
 # the webhook benchmark, clang provides libFuzzer and the sanitizer runtimes.
-TEST_PKGS=(prometheus wrk clang libclang-rt-14-dev curl python3-venv)
+TEST_PKGS=(prometheus wrk clang libclang-rt-14-dev curl python3-venv jq) # jq: tests of deploy/images/trainer-webhook/cert-init.sh
 
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" != "--build-only" ]]; then

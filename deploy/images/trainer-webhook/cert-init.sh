@@ -7,7 +7,7 @@
 # of the two configurations; the files are copied to $CERT_DIR for the webhook container.
 # Renewal happens at pod start, so a restart within 9 months of issue keeps the webhook valid.
 set -euo pipefail
-SA=/var/run/secrets/kubernetes.io/serviceaccount
+SA=${SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}  # SA_DIR: tests only
 NS=$(cat "$SA/namespace")
 API="https://${KUBERNETES_SERVICE_HOST}:${KUBERNETES_SERVICE_PORT}"
 SECRET=${SECRET_NAME:-kubeflow-trainer-webhook-cert}

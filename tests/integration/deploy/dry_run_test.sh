@@ -13,6 +13,7 @@
 # Everything it created is removed at the end (the CRDs of deploy/crds stay: other tests apply them).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../../hack/testbed/lib.sh"
+source "$TESTBED_DIR/env" # TESTBED_APISERVER_URL, TESTBED_PKI_DIR
 cd "$TESTBED_ROOT"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -28,6 +29,9 @@ done
 work=$(mktemp -d)
 cleanup() {
   testbed_kubectl delete --ignore-not-found --wait=false -f "$work/standins.yaml" >/dev/null 2>&1 || true
+  testbed_kubectl delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
+  testbed_kubectl delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
+  testbed_kubectl delete clusterrole,clusterrolebinding -l trainer-test=deploy-cert-init --ignore-not-found >/dev/null 2>&1 || true
   testbed_kubectl delete namespace kubeflow-system --ignore-not-found --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -107,4 +111,55 @@ check "deploy/ + components/prometheus" "$work/prometheus" "${common[@]}" servic
 # The default install and the internal-cert overlay are the same objects.
 diff <(testbed_kubectl kustomize deploy) <(testbed_kubectl kustomize deploy/overlays/internal-cert) >/dev/null ||
   fail "deploy/ and deploy/overlays/internal-cert render differently"
+
+# --- internal-cert: cert-init.sh against the real apiserver, as the trainer-webhook ServiceAccount.
+# The webhook configurations are created for real (cert-init patches them), each webhook limited
+# by an objectSelector no object carries, so the other tests sharing this test bed never call them.
+testbed_kubectl kustomize deploy | python3 -c '
+import sys, yaml
+keep = {"ServiceAccount", "Secret", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+        "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+out = []
+for d in yaml.safe_load_all(sys.stdin):
+    if not d or d["kind"] not in keep:
+        continue
+    if d["kind"].startswith("Cluster"):
+        d["metadata"].setdefault("labels", {})["trainer-test"] = "deploy-cert-init"
+    for w in d.get("webhooks", []):
+        w["objectSelector"] = {"matchLabels": {"trainer-test": "never-matches"}}
+    out.append(d)
+yaml.safe_dump_all(out, sys.stdout)' >"$work/cert-init.yaml"
+testbed_kubectl apply --server-side --field-manager=deploy-test -f "$work/cert-init.yaml" >/dev/null
+mkdir -p "$work/sa" "$work/certs"
+testbed_kubectl -n kubeflow-system create token trainer-webhook >"$work/sa/token"
+cp "$TESTBED_PKI_DIR/ca.crt" "$work/sa/ca.crt"
+echo kubeflow-system >"$work/sa/namespace"
+api=${TESTBED_APISERVER_URL#https://}
+run_cert_init() {
+  SA_DIR="$work/sa" CERT_DIR="$work/certs" KUBERNETES_SERVICE_HOST=${api%:*} \
+    KUBERNETES_SERVICE_PORT=${api##*:} deploy/images/trainer-webhook/cert-init.sh
+}
+run_cert_init || fail "cert-init.sh failed (as ServiceAccount trainer-webhook with deploy/'s RBAC)"
+secret_key() { testbed_kubectl -n kubeflow-system get secret kubeflow-trainer-webhook-cert -o "jsonpath={.data.$1}" | base64 -d; }
+for key in ca\\.crt ca\\.key tls\\.crt tls\\.key; do
+  [[ -n $(secret_key "$key") ]] || fail "Secret kubeflow-trainer-webhook-cert has no ${key//\\/}"
+done
+secret_key 'tls\.crt' >"$work/tls.crt"
+secret_key 'ca\.crt' >"$work/ca.crt"
+openssl verify -CAfile "$work/ca.crt" "$work/tls.crt" >/dev/null || fail "tls.crt is not signed by ca.crt"
+openssl x509 -in "$work/tls.crt" -noout -ext subjectAltName | grep -q 'DNS:trainer-webhook.kubeflow-system.svc' ||
+  fail "tls.crt is not for trainer-webhook.kubeflow-system.svc"
+cmp -s "$work/tls.crt" "$work/certs/tls.crt" || fail "cert-init.sh did not copy tls.crt to CERT_DIR"
+want_ca=$(base64 -w0 <"$work/ca.crt")
+for cfg in mutatingwebhookconfiguration/defaulter validatingwebhookconfiguration/validator; do
+  for ca in $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].clientConfig.caBundle}'); do
+    [[ $ca == "$want_ca" ]] || fail "$cfg: caBundle is not the issued CA"
+  done
+  [[ $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].clientConfig.caBundle}' | wc -w) == \
+     $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].name}' | wc -w) ]] ||
+    fail "$cfg: not every webhook has a caBundle"
+done
+run_cert_init >/dev/null || fail "cert-init.sh failed on its second run"
+secret_key 'tls\.crt' | cmp -s - "$work/tls.crt" || fail "cert-init.sh re-issued a valid certificate"
+echo "ok: internal-cert: cert-init.sh issued the Secret, injected the CA, kept a valid certificate"
 echo "PASS"
