@@ -18,10 +18,16 @@
 namespace trainer::fuzz {
 namespace {
 
+// The directives StrategicMerge interprets (other "$" keys are plain fields to it, as upstream).
+bool IsDirective(std::string_view key) {
+  return key == "$patch" || key == "$retainKeys" ||
+         key.starts_with("$deleteFromPrimitiveList/") || key.starts_with("$setElementOrder/");
+}
+
 bool HasDirective(const json::Value& v) {
   if (v.IsObject()) {
     for (const auto& [key, child] : v.members()) {
-      if (!key.empty() && key[0] == '$') {
+      if (IsDirective(key)) {
         return true;
       }
       if (HasDirective(child)) {

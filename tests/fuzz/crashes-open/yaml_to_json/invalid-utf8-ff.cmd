@@ -1,0 +1,1 @@
+build-fuzzreplay/tests/fuzz_yaml_to_json_replay tests/fuzz/crashes-open/yaml_to_json/invalid-utf8-ff   # yaml::ParseYaml("\xff") accepts invalid UTF-8 that json::Write emits raw and json::Parse rejects; go-yaml rejects it ("invalid leading UTF-8 octet"). Move to tests/fuzz/crashes/yaml_to_json/ once fixed.

@@ -1,0 +1,1 @@
+build-fuzz/bin/fuzz_json_patch tests/fuzz/crashes/json_patch/crash-c0fe0f3593200815ca0bd2e914b29795fc0cb770   # or: build/tests/fuzz_json_patch_replay tests/fuzz/crashes/json_patch/crash-c0fe0f3593200815ca0bd2e914b29795fc0cb770
