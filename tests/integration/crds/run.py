@@ -62,6 +62,11 @@ MANAGER = "crds-test"
 CRD_DIR = os.environ.get("CRD_DIR") or os.path.join(ROOT, "deploy", "crds")
 
 
+
+def crd_files():
+    """The CRD manifests in CRD_DIR; deploy/crds also holds the kustomization that installs them."""
+    return sorted(glob.glob(os.path.join(CRD_DIR, "trainer.kubeflow.org_*.yaml")))
+
 class Kubectl:
     def __init__(self):
         tb = os.environ.get("TESTBED_DIR") or os.path.join(ROOT, ".local", "testbed")
@@ -189,7 +194,7 @@ class Run:
                                      "left its webhook registered?)")
 
     def install_crds(self):
-        files = sorted(glob.glob(os.path.join(CRD_DIR, "*.yaml")))
+        files = crd_files()
         args = ["apply", "--server-side", "--force-conflicts", f"--field-manager={MANAGER}"]
         for f in files:
             args += ["-f", f]
@@ -279,7 +284,7 @@ class Run:
         """Every CEL rule of every CRD must have been hit by a rejecting step (the expected text
         names the rule's field path and message)."""
         total = 0
-        for path in sorted(glob.glob(os.path.join(CRD_DIR, "*.yaml"))):
+        for path in crd_files():
             crd = yaml.safe_load(open(path, encoding="utf-8"))
             plural = crd["spec"]["names"]["plural"]
             schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
@@ -367,7 +372,7 @@ class Run:
 
     def check_explain(self):
         crds = {}
-        for path in glob.glob(os.path.join(CRD_DIR, "*.yaml")):
+        for path in crd_files():
             crd = yaml.safe_load(open(path, encoding="utf-8"))
             crds[crd["spec"]["names"]["singular"]] = crd
         checks = [
