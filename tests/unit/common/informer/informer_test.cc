@@ -76,11 +76,11 @@ TEST_CASE("informer lists, then follows the watch into its cache and handlers", 
   client.Seed(kube::kTrainJobs, Job("a", "j1", "torch"));
   client.Seed(kube::kTrainJobs, Job("a", "j2", "mpi"));
   client.Seed(kube::kTrainJobs, Job("b", "j3", "torch"));
+  Recorder rec;  // outlives the informer, whose thread calls into it
   Informer inf(client, Options());
   REQUIRE(inf.AddIndexer("runtime", [](const json::Value& o) {
     return std::vector<std::string>{o.Find("spec")->Find("runtimeRef")->Find("name")->AsString()};
   }).ok());
-  Recorder rec;
   inf.AddEventHandler(rec.Handler());
   CHECK_FALSE(inf.HasSynced());
   inf.Start();
@@ -110,8 +110,8 @@ TEST_CASE("after 410 the informer relists and deletes what vanished meanwhile", 
   FakeClient client;
   client.Seed(kube::kTrainJobs, Job("a", "keep", "torch"));
   client.Seed(kube::kTrainJobs, Job("a", "vanish", "torch"));
+  Recorder rec;  // outlives the informer, whose thread calls into it
   Informer inf(client, Options());
-  Recorder rec;
   inf.AddEventHandler(rec.Handler());
   inf.Start();
   REQUIRE(inf.WaitForSync(5s));
@@ -161,10 +161,10 @@ TEST_CASE("handlers added late get the cache replayed; resync re-delivers", "[in
   client.Seed(kube::kTrainJobs, Job("a", "j1", "torch"));
   InformerOptions o = Options();
   o.resync = 100ms;
+  Recorder rec;  // outlives the informer, whose threads call into it
   Informer inf(client, std::move(o));
   inf.Start();
   REQUIRE(inf.WaitForSync(5s));
-  Recorder rec;
   inf.AddEventHandler(rec.Handler());
   CHECK(rec.Has("add a/j1"));
   REQUIRE(Eventually([&] { return rec.Has("update a/j1"); }));
