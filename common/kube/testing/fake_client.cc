@@ -276,6 +276,12 @@ StatusOr<json::Value> FakeClient::ApplyStatus(const GroupVersionResource& gvr, s
 Status FakeClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
                          const WatchOptions& options, const WatchHandler& handler,
                          std::stop_token stop) {
+  // Registered before taking mu_ (the callback runs inline when stop is already requested) and
+  // destroyed after releasing it (its destructor waits for a callback running elsewhere).
+  std::stop_callback wake(stop, [this] {
+    std::lock_guard<std::mutex> l(mu_);
+    cv_.notify_all();
+  });
   std::unique_lock<std::mutex> lock(mu_);
   RETURN_IF_ERROR(TakeFailure("watch"));
   if (watches_down_) return UnavailableError("fake client: watches are down");
@@ -286,10 +292,6 @@ Status FakeClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
         .set_http_code(410);
   }
   const uint64_t generation = close_generation_;
-  std::stop_callback wake(stop, [this] {
-    std::lock_guard<std::mutex> l(mu_);
-    cv_.notify_all();
-  });
   while (true) {
     // Deliver logged events after `from`, releasing the lock around the handler.
     bool delivered = false;
