@@ -3,7 +3,7 @@
 // status, optionally with `trainJobStatus:` (the TrainJob's status before the mapping). The
 // JobSet is served from an in-memory reader, the clock is fixed. Properties of an answer:
 //   - one jobsStatus entry per replicatedJobsStatus item, and at most one condition per type;
-//   - a JobSet condition Completed/Failed with status True shows as Complete/Failed True;
+//   - a JobSet whose first Completed/Failed condition is True gets Complete/Failed True;
 //   - the status encodes and decodes stably (EncodeTrainJobStatus / DecodeTrainJobStatus);
 //   - the mapping is idempotent: mapping again from the answered status gives the same status.
 #include <cstddef>
@@ -32,9 +32,9 @@ bool HasTrueCondition(const json::Value& status, std::string_view type) {
   for (const json::Value& c : conds->elements()) {
     const json::Value* t = c.Find("type");
     const json::Value* s = c.Find("status");
-    if (t != nullptr && t->IsString() && t->AsString() == type && s != nullptr && s->IsString() &&
-        s->AsString() == "True") {
-      return true;
+    // The first condition of a type counts, as meta.FindStatusCondition (upstream's lookup).
+    if (t != nullptr && t->IsString() && t->AsString() == type) {
+      return s != nullptr && s->IsString() && s->AsString() == "True";
     }
   }
   return false;

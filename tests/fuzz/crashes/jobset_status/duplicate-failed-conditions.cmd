@@ -1,0 +1,1 @@
+build-fuzzreplay/tests/fuzz_jobset_status_replay tests/fuzz/crashes/jobset_status/duplicate-failed-conditions   # JobSet with two Failed conditions: the first one decides (as upstream's meta.FindStatusCondition); was a too-strict property in the target
