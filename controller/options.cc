@@ -159,6 +159,22 @@ std::string FormatNumber(double d) {
   return s.str();
 }
 
+// Validates <section>.qps and <section>.burst: both must be >= 0, as upstream's config
+// validation says (clientConnection and statusServer share the rule).
+void CheckQpsBurst(const json::Value& doc, std::string_view section,
+                   std::vector<std::string>& errs) {
+  const json::Value* qps = At(doc, section, "qps");
+  if (qps != nullptr && qps->AsDouble() < 0) {
+    errs.push_back(std::string(section) + ".qps: Invalid value: " + FormatNumber(qps->AsDouble()) +
+                   ": must be greater than or equal to 0");
+  }
+  const json::Value* burst = At(doc, section, "burst");
+  if (burst != nullptr && burst->AsInt() < 0) {
+    errs.push_back(std::string(section) + ".burst: Invalid value: " +
+                   std::to_string(burst->AsInt()) + ": must be greater than or equal to 0");
+  }
+}
+
 // ---- flags ----
 
 struct FlagDef {
@@ -325,22 +341,10 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
       v && !v->AsString().empty()) {
     cfg.health_probe_bind_address = v->AsString();
   }
-  {
-    std::string_view section = "clientConnection";
-    if (const json::Value* v = At(doc, section, "qps")) {
-      if (v->AsDouble() < 0) {
-        errs.push_back(std::string(section) + ".qps: Invalid value: " +
-                       FormatNumber(v->AsDouble()) + ": must be greater than or equal to 0");
-      }
-      if (section == "clientConnection") cfg.qps = v->AsDouble();
-    }
-    if (const json::Value* v = At(doc, section, "burst")) {
-      if (v->AsInt() < 0) {
-        errs.push_back(std::string(section) + ".burst: Invalid value: " +
-                       std::to_string(v->AsInt()) + ": must be greater than or equal to 0");
-      }
-      if (section == "clientConnection") cfg.burst = static_cast<int32_t>(v->AsInt());
-    }
+  CheckQpsBurst(doc, "clientConnection", errs);
+  if (const json::Value* v = At(doc, "clientConnection", "qps")) cfg.qps = v->AsDouble();
+  if (const json::Value* v = At(doc, "clientConnection", "burst")) {
+    cfg.burst = static_cast<int32_t>(v->AsInt());
   }
   if (const json::Value* gkc = At(doc, "controller", "groupKindConcurrency")) {
     for (const json::Member& m : gkc->members()) {
@@ -358,23 +362,7 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
                      ": must be between 1 and 65535");
     }
   }
-  {
-    std::string_view section = "statusServer";
-    if (const json::Value* v = At(doc, section, "qps")) {
-      if (v->AsDouble() < 0) {
-        errs.push_back(std::string(section) + ".qps: Invalid value: " +
-                       FormatNumber(v->AsDouble()) + ": must be greater than or equal to 0");
-      }
-      if (section == "clientConnection") cfg.qps = v->AsDouble();
-    }
-    if (const json::Value* v = At(doc, section, "burst")) {
-      if (v->AsInt() < 0) {
-        errs.push_back(std::string(section) + ".burst: Invalid value: " +
-                       std::to_string(v->AsInt()) + ": must be greater than or equal to 0");
-      }
-      if (section == "clientConnection") cfg.burst = static_cast<int32_t>(v->AsInt());
-    }
-  }
+  CheckQpsBurst(doc, "statusServer", errs);
   if (const json::Value* fg = doc.Find("featureGates"); fg != nullptr && fg->IsObject()) {
     for (const json::Member& m : fg->members()) cfg.feature_gates[m.first] = m.second.AsBool();
   }

@@ -128,6 +128,12 @@ TEST_CASE("validation messages are upstream's", "[options]") {
   REQUIRE_FALSE(cfg.ok());
   CHECK(cfg.status().message() ==
         "invalid configuration: statusServer.port: Invalid value: 0: must be between 1 and 65535");
+
+  cfg = ParseConfiguration(Header() + "statusServer:\n  qps: -1.5\n  burst: -3\n");
+  REQUIRE_FALSE(cfg.ok());
+  CHECK(cfg.status().message() ==
+        "invalid configuration: [statusServer.qps: Invalid value: -1.5: must be greater than or "
+        "equal to 0, statusServer.burst: Invalid value: -3: must be greater than or equal to 0]");
 }
 
 TEST_CASE("Go durations", "[options]") {
