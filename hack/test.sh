@@ -4,22 +4,35 @@
 #
 #   hack/test.sh                 # everything (a cold machine: deps, test bed build, C++ build)
 #   hack/test.sh -L unit         # only a label (unit | golden | integration); extra args go to ctest
-#   hack/test.sh --sanitize      # ASan + UBSan build in build-asan/
+#   hack/test.sh --sanitize      # ASan + UBSan + LSan build in build-asan/, every tier (see below)
 #   hack/test.sh --tsan          # ThreadSanitizer build in build-tsan/ (unit tier)
+#   BUILD_DIR=build-mine hack/test.sh --sanitize   # any of the above in another build directory
+#
+# --sanitize: the services the integration tests start from $TRAINER_BIN_DIR (trainer-webhook,
+# trainer-controller, trainer-render, ...) are that build's, so they run with ASan, UBSan and
+# LeakSanitizer too. Every instrumented process writes its reports to a file under
+# <build>/sanitizer-reports/ (ASAN_OPTIONS/UBSAN_OPTIONS log_path, named report.<exe>.<pid>)
+# rather than to stderr: the services' stderr goes to logs the tests delete, and LSan's report is
+# only written when a service exits (the tests stop them with SIGTERM; both exit through main).
+# A report fails the run: the files are printed after ctest and the script exits 1. The same
+# report also makes that process exit 86 (exitcode=86), so a test that checks a service's exit
+# status after SIGTERM, or a unit test binary, fails by itself too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_dir=build
 cmake_flags=()
 ctest_args=()
+sanitize=0
 while (($#)); do
   case "$1" in
-    --sanitize) build_dir=build-asan; cmake_flags+=(-DTRAINER_SANITIZE=ON) ;;
+    --sanitize) build_dir=build-asan; cmake_flags+=(-DTRAINER_SANITIZE=ON); sanitize=1 ;;
     --tsan) build_dir=build-tsan; cmake_flags+=(-DTRAINER_TSAN=ON); ctest_args+=(-L unit) ;;
     *) ctest_args+=("$1") ;;
   esac
   shift
 done
+build_dir=${BUILD_DIR:-$build_dir}
 
 step() { echo "[test.sh $(date +%H:%M:%S)] $*"; }
 
@@ -50,8 +63,26 @@ if [[ " ${ctest_args[*]:-} " != *" -L unit "* && " ${ctest_args[*]:-} " != *" -L
   hack/testbed/build.sh
 fi
 
+if ((sanitize)); then
+  reports="$PWD/${build_dir}/sanitizer-reports"
+  rm -rf "$reports" && mkdir -p "$reports"
+  san_common="log_path=$reports/report:log_exe_name=1:print_stacktrace=1:halt_on_error=1"
+  export ASAN_OPTIONS="$san_common:detect_leaks=1:exitcode=86"
+  export UBSAN_OPTIONS="$san_common"
+fi
+
 step "running tests"
 cd "${build_dir}"
 # Integration tests share one test bed (a CTest fixture); run tiers serially so the two cores go
 # to the apiserver and the services under test rather than to competing test binaries.
-ctest --output-on-failure --timeout 1800 "${ctest_args[@]}"
+rc=0
+ctest --output-on-failure --timeout 1800 "${ctest_args[@]}" || rc=$?
+if ((sanitize)) && [[ -n "$(ls -A "$reports")" ]]; then
+  for f in "$reports"/*; do
+    echo "=== sanitizer report ${f#"$reports"/} (report.<executable>.<pid>)"
+    cat "$f"
+  done
+  echo "hack/test.sh: $(ls "$reports" | wc -l) sanitizer report(s) in $reports" >&2
+  rc=1
+fi
+exit "$rc"
