@@ -21,8 +21,8 @@ Usage:
 Without files: every docs/*.md (not docs/design/). Exit status 0 when every block passed.
 
 Each document gets a namespace `docs-<file stem>` (deleted and created again) and a kubeconfig
-copy whose current context uses it; PATH starts with $TRAINER_BIN_DIR (trainer-render, ...) and
-the test bed's kubectl. Only the Python standard library is used.
+copy whose current context uses it; PATH starts with $TRAINER_BIN_DIR (trainer-render, ...;
+default build/bin) and the test bed's kubectl. Only the Python standard library is used.
 """
 
 import argparse
@@ -420,6 +420,8 @@ def local_run_env(local_dir):
         if m:
             env[m.group(1)] = m.group(2)
     path = []
+    if not env.get("TRAINER_BIN_DIR") and (ROOT / "build" / "bin").is_dir():
+        env["TRAINER_BIN_DIR"] = str(ROOT / "build" / "bin")
     if env.get("TRAINER_BIN_DIR"):
         path.append(os.path.realpath(env["TRAINER_BIN_DIR"]))
     if env.get("TESTBED_BIN_DIR"):
