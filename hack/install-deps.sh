@@ -5,7 +5,7 @@ set -euo pipefail
 
 BUILD_PKGS=(cmake ninja-build g++ pkg-config libcpp-httplib-dev libssl-dev rapidjson-dev
   libyaml-cpp-dev libcurl4-openssl-dev catch2 prometheus-cpp-dev openssl
-  python3-yaml) # python3-yaml: hack/gen-crds and the CRD tests
+  python3-yaml ccache) # python3-yaml: hack/gen-crds and the CRD tests; ccache: build trees share objects
 # Tools the test tiers use: Go builds the test bed, prometheus/promtool check metrics, wrk drives
 # the webhook benchmark, clang provides libFuzzer and the sanitizer runtimes.
 TEST_PKGS=(prometheus wrk clang libclang-rt-14-dev curl python3-venv jq) # jq: tests of deploy/images/trainer-webhook/cert-init.sh
