@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace trainer::json {
 
@@ -291,6 +292,136 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   Value root_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// UTF-8. Go's encoding/json is the contract (AdmissionReview bodies, objects from the apiserver):
+// it never fails on invalid UTF-8 inside a string but reads each invalid byte, and each unpaired
+// \u surrogate escape, as U+FFFD; it writes U+FFFD for invalid bytes too. Rejecting instead
+// would deny an AdmissionReview the Go webhook admits, so Parse and the writers do the same.
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Length of the valid UTF-8 sequence at s[i] (Go's utf8.DecodeRune rules: shortest form, no
+// surrogates, at most U+10FFFF), or 0 when s[i] starts none.
+size_t Utf8Length(std::string_view s, size_t i) {
+  auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  auto cont = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+    return i + k < s.size() && at(k) >= lo && at(k) <= hi;
+  };
+  unsigned char c = at(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned char lo = c == 0xE0 ? 0xA0 : 0x80;
+    unsigned char hi = c == 0xED ? 0x9F : 0xBF;
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned char lo = c == 0xF0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xF4 ? 0x8F : 0xBF;
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = Utf8Length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string CoerceUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    size_t n = Utf8Length(s, i);
+    if (n == 0) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+int Hex4(std::string_view s, size_t i) {
+  if (i + 4 > s.size()) return -1;
+  int v = 0;
+  for (size_t k = i; k < i + 4; ++k) {
+    char c = s[k];
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+// The JSON text with invalid UTF-8 bytes replaced by U+FFFD and unpaired surrogate escapes by
+// \ufffd, as Go reads them; nullopt when nothing needs replacing (the common case: no copy).
+// Outside strings a replaced byte is still a syntax error, as in Go.
+std::optional<std::string> GoReadableText(std::string_view text) {
+  std::optional<std::string> out;
+  size_t copied = 0;  // text[0, copied) is in *out
+  auto replace = [&](size_t from, size_t len, std::string_view with) {
+    if (!out) out.emplace().reserve(text.size() + 16);
+    out->append(text.substr(copied, from - copied));
+    *out += with;
+    copied = from + len;
+  };
+  bool in_string = false;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      size_t n = Utf8Length(text, i);
+      if (n == 0) {
+        replace(i, 1, kReplacement);
+        n = 1;
+      }
+      i += n;
+      continue;
+    }
+    if (c == '"') {
+      in_string = !in_string;
+    } else if (c == '\\' && in_string && i + 1 < text.size()) {
+      if (text[i + 1] != 'u') {
+        i += static_cast<unsigned char>(text[i + 1]) < 0x80 ? 2 : 1;
+        continue;
+      }
+      int unit = Hex4(text, i + 2);
+      if (unit >= 0xD800 && unit <= 0xDBFF && text.substr(i + 6, 2) == "\\u" &&
+          Hex4(text, i + 8) >= 0xDC00 && Hex4(text, i + 8) <= 0xDFFF) {
+        i += 12;  // a valid pair
+        continue;
+      }
+      if (unit >= 0xD800 && unit <= 0xDFFF) replace(i, 6, "\\ufffd");
+      i += unit >= 0 ? 6 : 2;
+      continue;
+    }
+    ++i;
+  }
+  if (out) out->append(text.substr(copied));
+  return out;
+}
+
+template <typename Writer>
+void WriteString(Writer& w, const std::string& s, bool key) {
+  if (IsValidUtf8(s)) {
+    key ? w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()))
+        : w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    return;
+  }
+  std::string valid = CoerceUtf8(s);
+  key ? w.Key(valid.data(), static_cast<rapidjson::SizeType>(valid.size()))
+      : w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
+}
+
 template <typename Writer>
 void WriteTo(const Value& v, Writer& w, bool sort_keys) {
   switch (v.type()) {
@@ -307,8 +438,7 @@ void WriteTo(const Value& v, Writer& w, bool sort_keys) {
       break;
     }
     case Type::kString: {
-      const std::string& s = v.AsString();
-      w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+      WriteString(w, v.AsString(), /*key=*/false);
       break;
     }
     case Type::kArray:
@@ -326,12 +456,12 @@ void WriteTo(const Value& v, Writer& w, bool sort_keys) {
         std::sort(sorted.begin(), sorted.end(),
                   [](const Member* a, const Member* b) { return a->first < b->first; });
         for (const Member* mem : sorted) {
-          w.Key(mem->first.data(), static_cast<rapidjson::SizeType>(mem->first.size()));
+          WriteString(w, mem->first, /*key=*/true);
           WriteTo(mem->second, w, sort_keys);
         }
       } else {
         for (const auto& mem : m) {
-          w.Key(mem.first.data(), static_cast<rapidjson::SizeType>(mem.first.size()));
+          WriteString(w, mem.first, /*key=*/true);
           WriteTo(mem.second, w, sort_keys);
         }
       }
@@ -343,7 +473,11 @@ void WriteTo(const Value& v, Writer& w, bool sort_keys) {
 
 }  // namespace
 
+// Invalid UTF-8 in strings and unpaired \u surrogates read as U+FFFD (see GoReadableText); error
+// offsets past such a byte then count it as three.
 StatusOr<Value> Parse(std::string_view text) {
+  std::optional<std::string> readable = GoReadableText(text);
+  if (readable) text = *readable;
   Builder builder;
   rapidjson::Reader reader;
   rapidjson::MemoryStream ms(text.data(), text.size());
@@ -364,6 +498,7 @@ StatusOr<Value> Parse(std::string_view text) {
   return builder.TakeRoot();
 }
 
+// The writers emit valid UTF-8 only (see WriteString).
 std::string Write(const Value& v) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);

@@ -45,6 +45,74 @@ std::string Where(const YAML::Mark& m) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Input characters (go-yaml v2 readerc.go). yaml-cpp guesses UTF-16/32 from the first bytes and
+// passes other bytes through, so a manifest it accepts could hold text the apiserver's reader
+// rejects (and that json::Write could not emit). We check the stream first, with go-yaml's
+// texts. Unlike go-yaml, UTF-16 with a byte order mark is not decoded; it is rejected here.
+
+// YAML's printable set: what go-yaml allows outside "control characters are not allowed".
+bool IsPrintable(uint32_t c) {
+  return c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
+         (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) ||
+         (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+// OK, or the first character go-yaml's reader rejects, as "yaml: line L, column C: <problem>"
+// (go-yaml itself reports reader errors without a position; ours has one).
+Status CheckInputCharacters(std::string_view text) {
+  size_t i = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;  // a UTF-8 byte order mark is skipped
+  int line = 1;
+  int column = 1;
+  auto fail = [&](std::string_view problem) {
+    return InvalidArgumentError("yaml: line " + std::to_string(line) + ", column " +
+                                std::to_string(column) + ": " + std::string(problem));
+  };
+  while (i < text.size()) {
+    auto octet = static_cast<unsigned char>(text[i]);
+    size_t width;
+    uint32_t value;
+    if ((octet & 0x80) == 0x00) {
+      width = 1;
+      value = octet;
+    } else if ((octet & 0xE0) == 0xC0) {
+      width = 2;
+      value = octet & 0x1F;
+    } else if ((octet & 0xF0) == 0xE0) {
+      width = 3;
+      value = octet & 0x0F;
+    } else if ((octet & 0xF8) == 0xF0) {
+      width = 4;
+      value = octet & 0x07;
+    } else {
+      return fail("invalid leading UTF-8 octet");
+    }
+    if (width > text.size() - i) return fail("incomplete UTF-8 octet sequence");
+    for (size_t k = 1; k < width; ++k) {
+      auto trailing = static_cast<unsigned char>(text[i + k]);
+      if ((trailing & 0xC0) != 0x80) return fail("invalid trailing UTF-8 octet");
+      value = (value << 6) | (trailing & 0x3F);
+    }
+    if ((width == 2 && value < 0x80) || (width == 3 && value < 0x800) ||
+        (width == 4 && value < 0x10000)) {
+      return fail("invalid length of a UTF-8 sequence");
+    }
+    if ((value >= 0xD800 && value <= 0xDFFF) || value > 0x10FFFF) {
+      return fail("invalid Unicode character");
+    }
+    if (!IsPrintable(value)) return fail("control characters are not allowed");
+    i += width;
+    if (value == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Scalar resolution (go-yaml v2 resolve.go).
 
 enum class Kind { kNull, kBool, kInt, kUint, kFloat, kString, kMerge };
@@ -632,7 +700,8 @@ class Builder : public YAML::EventHandler {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// Code points YAML treats as line breaks or that readers strip (NEL, LS, PS, BOM, C1 controls).
+// Code points YAML treats as line breaks, that readers strip (NEL, LS, PS, BOM, C1 controls) or
+// reject (U+FFFE, U+FFFF).
 bool HasSpecialUnicode(std::string_view s) {
   for (size_t i = 0; i + 1 < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
@@ -642,6 +711,7 @@ bool HasSpecialUnicode(std::string_view s) {
       auto n2 = static_cast<unsigned char>(s[i + 2]);
       if (c == 0xE2 && n == 0x80 && (n2 == 0xA8 || n2 == 0xA9)) return true;
       if (c == 0xEF && n == 0xBB && n2 == 0xBF) return true;
+      if (c == 0xEF && n == 0xBF && (n2 == 0xBE || n2 == 0xBF)) return true;  // not printable
     }
   }
   return false;
@@ -716,6 +786,11 @@ std::string DoubleQuoted(std::string_view s) {
       }
       if (c == 0xEF && n == 0xBB && n2 == 0xBF) {
         out += "\\uFEFF";
+        i += 2;
+        continue;
+      }
+      if (c == 0xEF && n == 0xBF && (n2 == 0xBE || n2 == 0xBF)) {
+        out += n2 == 0xBE ? "\\uFFFE" : "\\uFFFF";
         i += 2;
         continue;
       }
@@ -838,6 +913,7 @@ void EmitSeq(const Value& s, int indent, bool first_inline, std::string& out) {
 }  // namespace
 
 StatusOr<std::vector<json::Value>> ParseYamlDocuments(std::string_view text) {
+  RETURN_IF_ERROR(CheckInputCharacters(text));
   std::istringstream in{std::string(text)};
   Builder builder(text);
   try {

@@ -157,6 +157,49 @@ TEST_CASE("yaml errors carry line and column", "[unit][yaml]") {
   }
 }
 
+TEST_CASE("yaml rejects input go-yaml's reader rejects", "[unit][yaml]") {
+  struct Case {
+    const char* name;
+    std::string yaml;
+    const char* want;  // the whole message
+  };
+  const Case cases[] = {
+      {"lone 0xff", "\xff", "yaml: line 1, column 1: invalid leading UTF-8 octet"},
+      {"continuation byte first", "a: \x80\n", "yaml: line 1, column 4: invalid leading UTF-8 octet"},
+      {"bad trailing octet", "a: 1\nb: \xC3(\n", "yaml: line 2, column 4: invalid trailing UTF-8 octet"},
+      {"truncated sequence", "a: \xE2\x82", "yaml: line 1, column 4: incomplete UTF-8 octet sequence"},
+      {"overlong slash", "a: \xC0\xAF\n", "yaml: line 1, column 4: invalid length of a UTF-8 sequence"},
+      {"surrogate", "a: \xED\xA0\x80\n", "yaml: line 1, column 4: invalid Unicode character"},
+      {"above U+10FFFF", "a: \xF4\x90\x80\x80\n", "yaml: line 1, column 4: invalid Unicode character"},
+      {"in a comment", "# \xff\na: 1\n", "yaml: line 1, column 3: invalid leading UTF-8 octet"},
+      {"in a key", "\xfe: 1\n", "yaml: line 1, column 1: invalid leading UTF-8 octet"},
+      {"NUL", std::string("a: b\0", 5), "yaml: line 1, column 5: control characters are not allowed"},
+      {"escape byte", "a: \x1b[0m\n", "yaml: line 1, column 4: control characters are not allowed"},
+      {"U+FFFF", "a: \xEF\xBF\xBF\n", "yaml: line 1, column 4: control characters are not allowed"},
+      {"columns count characters", "\xC3\xA9\xC3\xA9: \xff", "yaml: line 1, column 5: invalid leading UTF-8 octet"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      auto v = ParseYaml(c.yaml);
+      REQUIRE_FALSE(v.ok());
+      CHECK(v.status().code() == StatusCode::kInvalidArgument);
+      CHECK(v.status().message() == c.want);
+      CHECK_FALSE(ParseYamlDocuments(c.yaml).ok());
+    }
+  }
+  SECTION("valid multi-byte text, a byte order mark, tabs and CRLF still parse") {
+    CHECK(MustParse("\xEF\xBB\xBFname: caf\xC3\xA9\r\nemoji: \"\xF0\x9F\x98\x80\"\r\nt: \"a\tb\"\n") ==
+          J("{\"name\":\"caf\xC3\xA9\",\"emoji\":\"\xF0\x9F\x98\x80\",\"t\":\"a\\tb\"}"));
+    CHECK(MustParse("a: \"\\uFFFF\"\n") == J("{\"a\":\"\xEF\xBF\xBF\"}"));
+  }
+  SECTION("ToYaml escapes U+FFFE and U+FFFF, which ParseYaml would reject raw") {
+    json::Value v = J("{\"a\":\"x\xEF\xBF\xBEy\xEF\xBF\xBF\"}");
+    std::string text = ToYaml(v);
+    CHECK(text == "a: \"x\\uFFFEy\\uFFFF\"\n");
+    CHECK(MustParse(text) == v);
+  }
+}
+
 TEST_CASE("yaml multi-document streams", "[unit][yaml]") {
   auto docs = ParseYamlDocuments("---\na: 1\n---\n# only a comment\n---\n- x\n...\n---\nnull\n---\nb: 2\n");
   REQUIRE(docs.ok());
