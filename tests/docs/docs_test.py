@@ -324,6 +324,8 @@ def run_document(path, blocks, base_env, keep_going):
     shutil.copy(base_env["KUBECONFIG"], kubeconfig)
     env["KUBECONFIG"] = kubeconfig
     env["DOCS_TEST_NAMESPACE"] = ns
+    env["DOCS_TMP"] = os.path.join(work, "tmp")  # scratch files of the document
+    os.mkdir(env["DOCS_TMP"])
     shell = Shell(env, work)
     try:
         setup = (f"kubectl delete namespace {ns} --ignore-not-found --wait=true >/dev/null && "
