@@ -29,8 +29,9 @@ class CoScheduling final : public framework::Plugin,
   StatusOr<std::vector<json::Value>> Build(framework::Info* info,
                                            const api::TrainJob& job) override;
   // framework::WatchExtensionPlugin: PodGroups controlled by a TrainJob. Upstream also
-  // re-enqueues suspended TrainJobs on LimitRange and RuntimeClass events; framework::Watch
-  // cannot express that mapping yet (docs/design/plugins.md).
+  // re-enqueues suspended TrainJobs on LimitRange and RuntimeClass events, but its minResources
+  // reads neither, so the PodGroup it rebuilds is the same; we leave them out
+  // (docs/design/plugins.md, Watches).
   std::vector<framework::Watch> Watches() const override;
 
  private:
