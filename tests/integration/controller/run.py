@@ -25,82 +25,43 @@ Environment: TESTBED_DIR (kubeconfig), TRAINER_BIN_DIR (trainer-controller, trai
 optional KUBECTL, optional CASES (comma-separated subset).
 """
 
-import glob
 import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
-import urllib.request
 
 import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-TESTBED = os.environ["TESTBED_DIR"]
-KUBECONFIG = os.path.join(TESTBED, "kubeconfig")
-BIN = os.environ.get("TRAINER_BIN_DIR", os.path.join(ROOT, "build", "bin"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration", "common", "py"))
+import testbed  # noqa: E402
+from testbed import condition, subset, wait_for  # noqa: E402
+
+BIN = testbed.bin_dir()
 NS = "ctrl-it-%d" % random.randint(10000, 99999)
 WORK = tempfile.mkdtemp(prefix="controller-it-")
-
-
-def kubectl_path():
-    if os.environ.get("KUBECTL"):
-        return os.environ["KUBECTL"]
-    out = subprocess.run([os.path.join(ROOT, "hack/testbed/build.sh"), "--print-bin-dir"],
-                         capture_output=True, text=True, check=True)
-    return os.path.join(out.stdout.strip(), "kubectl")
-
-
-KUBECTL = kubectl_path()
+K = testbed.Kubectl()
 
 
 def kubectl(*args, stdin=None, check=True):
-    p = subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, *args], input=stdin,
-                       capture_output=True, text=True)
-    if check and p.returncode != 0:
-        raise RuntimeError("kubectl %s: %s" % (" ".join(args), p.stderr.strip()))
-    return p.stdout
+    return K.run(*args, stdin=stdin, check=check).stdout
 
 
 def apply(obj, manager="it-test"):
-    kubectl("apply", "--server-side", "--force-conflicts", "--field-manager", manager, "-f", "-",
-            stdin=json.dumps(obj))
+    K.apply(obj, manager)
 
 
 def get(resource, name, ns=NS):
-    args = ["get", resource, name, "-o", "json", "--show-managed-fields"]
-    if ns:
-        args += ["-n", ns]
-    p = subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, *args], capture_output=True,
-                       text=True)
-    if p.returncode != 0:
-        if "NotFound" in p.stderr or "not found" in p.stderr:
-            return None
-        raise RuntimeError(p.stderr)
-    return json.loads(p.stdout)
+    return K.get_or_none(resource, name, ns, managed_fields=True)
 
 
 def list_items(resource, ns=NS):
-    return json.loads(kubectl("get", resource, "-n", ns, "-o", "json"))["items"]
-
-
-def wait_for(what, fn, timeout=30.0):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        try:
-            last = fn()
-            if last:
-                return last
-        except Exception as e:  # noqa: BLE001 - keep polling; report the last error
-            last = e
-        time.sleep(0.1)
-    raise AssertionError("timed out after %.0fs waiting for %s (last: %r)" % (timeout, what, last))
+    return K.items(resource, ns)
 
 
 def check(cond, msg):
@@ -108,50 +69,8 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
-def condition(obj, ctype):
-    for c in (obj or {}).get("status", {}).get("conditions", []) or []:
-        if c["type"] == ctype:
-            return c
-    return None
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Controller:
-    def __init__(self, *flags):
-        self.health = free_port()
-        self.metrics = free_port()
-        self.log = open(os.path.join(WORK, "controller-%d.log" % time.time_ns()), "w")
-        self.proc = subprocess.Popen(
-            [os.path.join(BIN, "trainer-controller"), "--kubeconfig", KUBECONFIG,
-             "--health-probe-bind-address", "127.0.0.1:%d" % self.health,
-             "--metrics-bind-address", "127.0.0.1:%d" % self.metrics, "-v=1", *flags],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        try:
-            wait_for("controller ready", lambda: self.http(self.health, "/readyz") == "ok")
-        except Exception:
-            self.proc.kill()
-            raise
-
-    def http(self, port, path):
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=2) as r:
-                return r.read().decode()
-        except Exception:  # noqa: BLE001
-            return None
-
-    def stop(self, sig=signal.SIGTERM, timeout=30):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout)
-        self.log.close()
-        return self.proc.returncode
+def Controller(*flags):  # noqa: N802 - stands for the class it constructs
+    return testbed.Controller(*flags, log_dir=WORK)
 
 
 def trainjob(name, runtime="torch-it", **spec):
@@ -168,31 +87,6 @@ def runtime_object(name="torch-it"):
         rt = yaml.safe_load(f)
     rt["metadata"]["name"] = name
     return rt
-
-
-def subset(want, have, path=""):
-    """Every field of `want` is in `have` with the same value (lists element-wise)."""
-    if isinstance(want, dict):
-        if not isinstance(have, dict):
-            return "%s: want object, have %r" % (path, have)
-        for k, v in want.items():
-            if v in ({}, [], None) and k not in have:
-                continue  # the apiserver drops empty values
-            if k not in have:
-                return "%s.%s: missing" % (path, k)
-            err = subset(v, have[k], path + "." + k)
-            if err:
-                return err
-        return None
-    if isinstance(want, list):
-        if not isinstance(have, list) or len(want) != len(have):
-            return "%s: want list of %d, have %r" % (path, len(want), have)
-        for i, (a, b) in enumerate(zip(want, have)):
-            err = subset(a, b, "%s[%d]" % (path, i))
-            if err:
-                return err
-        return None
-    return None if want == have else "%s: want %r, have %r" % (path, want, have)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,13 +363,7 @@ CASES = [case_golden, case_status, case_suspend, case_deadline, case_gc, case_ma
 
 
 def main():
-    kubectl("apply", "--server-side", "--force-conflicts",
-            *sum((["-f", f] for f in sorted(glob.glob(os.path.join(
-                ROOT, "deploy/crds/trainer.kubeflow.org_*.yaml")))), []))
-    for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-        wait_for("CRD %s established" % crd, lambda: "True" in kubectl(
-            "get", "crd/%s.trainer.kubeflow.org" % crd, "-o",
-            "jsonpath={.status.conditions[?(@.type=='Established')].status}"))
+    testbed.install_trainer_crds(K)
     kubectl("create", "namespace", NS)
     apply(runtime_object("torch-it"))
     only = set(filter(None, os.environ.get("CASES", "").split(",")))

@@ -15,8 +15,6 @@
 Environment: TESTBED_DIR (kubeconfig, pki/), TRAINER_BIN_DIR (trainer-webhook), optional KUBECTL.
 """
 
-import base64
-import glob
 import json
 import os
 import shutil
@@ -26,11 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-
-import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration", "common", "py"))
+import testbed  # noqa: E402
+from testbed import http_get, sign_cert  # noqa: E402
+
 RUN_ID = f"{os.getpid()}"
 NS = f"webhook-test-{RUN_ID}"
 LABEL = "trainer-cpp.webhook-test/run"
@@ -47,77 +46,6 @@ def check(cond, what):
         failures.append(what)
 
 
-class Kubectl:
-    def __init__(self, testbed):
-        self.kubeconfig = os.path.join(testbed, "kubeconfig")
-        binary = os.environ.get("KUBECTL")
-        if not binary:
-            bin_dir = subprocess.run([os.path.join(ROOT, "hack", "testbed", "build.sh"),
-                                      "--print-bin-dir"], check=True, capture_output=True,
-                                     text=True).stdout.strip()
-            binary = os.path.join(bin_dir, "kubectl")
-        self.binary = binary
-
-    def run(self, *args, stdin=None, check=True):
-        p = subprocess.run([self.binary, "--kubeconfig", self.kubeconfig, *args], input=stdin,
-                           capture_output=True, text=True, timeout=60)
-        if check and p.returncode != 0:
-            raise RuntimeError(f"kubectl {' '.join(args)} failed: {p.stderr.strip()}")
-        return p
-
-    def create(self, obj, *extra):
-        return self.run("create", "-f", "-", *extra, stdin=json.dumps(obj), check=False)
-
-    def get(self, kind, name, ns=None):
-        args = ["get", kind, name, "-o", "json"] + (["-n", ns] if ns else [])
-        return json.loads(self.run(*args).stdout)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def sign_cert(pki, out_dir, cn):
-    """A serving certificate for 127.0.0.1 signed by the test bed CA."""
-    key, csr, crt = (os.path.join(out_dir, f"{cn}.{e}") for e in ("key", "csr", "crt"))
-    ext = os.path.join(out_dir, f"{cn}.ext")
-    with open(ext, "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
-    subprocess.run(["openssl", "req", "-new", "-newkey", "ec", "-pkeyopt",
-                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-subj", f"/CN={cn}",
-                    "-out", csr], check=True, capture_output=True)
-    subprocess.run(["openssl", "x509", "-req", "-in", csr, "-CA", os.path.join(pki, "ca.crt"),
-                    "-CAkey", os.path.join(pki, "ca.key"), "-CAcreateserial", "-days", "1",
-                    "-sha256", "-extfile", ext, "-out", crt], check=True, capture_output=True)
-    return crt, key
-
-
-class SecretDir:
-    """tls.crt / tls.key through a `..data` symlink, swapped atomically like the kubelet does."""
-
-    def __init__(self, path):
-        self.path = path
-        self.version = 0
-
-    def publish(self, crt, key):
-        self.version += 1
-        v = f"..v{self.version}"
-        os.mkdir(os.path.join(self.path, v))
-        shutil.copy(crt, os.path.join(self.path, v, "tls.crt"))
-        shutil.copy(key, os.path.join(self.path, v, "tls.key"))
-        tmp = os.path.join(self.path, "..data_tmp")
-        os.symlink(v, tmp)
-        os.replace(tmp, os.path.join(self.path, "..data"))
-        for name in ("tls.crt", "tls.key"):
-            link = os.path.join(self.path, name)
-            if not os.path.islink(link):
-                os.symlink(os.path.join("..data", name), link)
-
-
 def served_cn(port, ca):
     ctx = ssl.create_default_context(cafile=ca)
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
@@ -128,35 +56,6 @@ def served_cn(port, ca):
             if k == "commonName":
                 return v
     return ""
-
-
-def http_get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return 0, ""
-
-
-def scoped_configurations(port, ca):
-    """The configurations rewritten to our URL, prefixed, and scoped to this run."""
-    with open(os.path.join(ROOT, "deploy", "base", "webhook", "webhook-configurations.yaml")) as f:
-        docs = json.dumps({"kind": "List", "items": [d for d in yaml.safe_load_all(f) if d]})
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "hack", "testbed", "webhooks.py"),
-                          "--url", f"https://127.0.0.1:{port}", "--ca", ca,
-                          "--prefix", f"webhook-test-{RUN_ID}-"],
-                         input=docs, capture_output=True, text=True, check=True).stdout
-    lst = json.loads(out)
-    for item in lst["items"]:
-        for wh in item["webhooks"]:
-            if "clustertrainingruntime" in wh["name"]:
-                sel = wh.setdefault("objectSelector", {}).setdefault("matchExpressions", [])
-                sel.append({"key": LABEL, "operator": "In", "values": [RUN_ID]})
-            else:
-                wh["namespaceSelector"] = {"matchLabels": {LABEL: RUN_ID}}
-    return lst
 
 
 def runtime(kind, name, labels=None, replicas=1, container="node"):
@@ -180,61 +79,26 @@ def trainjob(name, runtime_name, kind="ClusterTrainingRuntime", **spec):
 
 
 def main():
-    testbed = os.environ.get("TESTBED_DIR") or os.path.join(ROOT, ".local", "testbed")
-    bin_dir = os.environ.get("TRAINER_BIN_DIR") or os.path.join(ROOT, "build", "bin")
-    binary = os.path.join(bin_dir, "trainer-webhook")
-    pki = os.path.join(testbed, "pki")
-    ca = os.path.join(pki, "ca.crt")
-    for path in (os.path.join(testbed, "kubeconfig"), binary, ca):
+    tb = testbed.testbed_dir()
+    binary = os.path.join(testbed.bin_dir(), "trainer-webhook")
+    ca = os.path.join(tb, "pki", "ca.crt")
+    for path in (os.path.join(tb, "kubeconfig"), binary, ca):
         if not os.path.exists(path):
             sys.exit(f"webhook test: missing {path}")
-    k = Kubectl(testbed)
-    crd_files = sorted(glob.glob(os.path.join(ROOT, "deploy", "crds", "trainer.kubeflow.org_*.yaml")))
-    k.run("apply", "--server-side", "--force-conflicts", "--field-manager=webhook-test",
-          *[a for f in crd_files for a in ("-f", f)])
-    # Poll: `kubectl wait` fails on a CRD whose status is still empty.
-    for crd in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
-        deadline = time.time() + 60
-        while True:
-            conds = k.get("crd", f"{crd}.trainer.kubeflow.org").get("status", {}).get(
-                "conditions") or []
-            if any(c["type"] == "Established" and c["status"] == "True" for c in conds):
-                break
-            if time.time() > deadline:
-                sys.exit(f"webhook test: CRD {crd} not Established")
-            time.sleep(0.2)
+    k = testbed.Kubectl(tb)
+    testbed.install_trainer_crds(k, manager="webhook-test")
 
     work = tempfile.mkdtemp(prefix="webhook-it-")
-    certs = SecretDir(os.path.join(work, "certs"))
-    os.mkdir(certs.path)
-    certs.publish(*sign_cert(pki, work, "trainer-webhook-1"))
-    port, metrics_port, probe_port = free_port(), free_port(), free_port()
-    log = open(os.path.join(work, "webhook.log"), "w")
-    proc = subprocess.Popen([binary, f"--port={port}", f"--cert-dir={certs.path}",
-                             f"--metrics-bind-address=127.0.0.1:{metrics_port}",
-                             f"--health-probe-bind-address=127.0.0.1:{probe_port}",
-                             f"--kubeconfig={k.kubeconfig}"],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-    configs = None
+    wh = testbed.Webhook(k, work)
+    pki, port, metrics_port, proc, certs = wh.pki, wh.port, wh.metrics_port, wh.proc, wh.certs
     try:
-        deadline = time.time() + 30
-        while time.time() < deadline and http_get(f"http://127.0.0.1:{probe_port}/readyz")[0] != 200:
-            time.sleep(0.2)
-        check(http_get(f"http://127.0.0.1:{probe_port}/readyz") == (200, "ok"), "/readyz ok")
-        check(http_get(f"http://127.0.0.1:{probe_port}/healthz") == (200, "ok"), "/healthz ok")
+        check(wh.probe("/readyz") == (200, "ok"), "/readyz ok")
+        check(wh.probe("/healthz") == (200, "ok"), "/healthz ok")
 
         k.run("create", "namespace", NS)
         k.run("label", "namespace", NS, f"{LABEL}={RUN_ID}")
-        configs = scoped_configurations(port, ca)
-        k.run("apply", "-f", "-", stdin=json.dumps(configs))
-        # The apiserver picks configurations up asynchronously: wait until a denial shows.
-        bad = trainjob("probe", "does-not-exist")
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            p = k.create(bad, "--dry-run=server")
-            if p.returncode != 0 and "denied the request" in p.stderr:
-                break
-            time.sleep(0.5)
+        wh.register(f"webhook-test-{RUN_ID}-", LABEL, RUN_ID,
+                    probe_trainjob=trainjob("probe", "does-not-exist"))
 
         # ---- runtimes ----
         p = k.create(runtime("ClusterTrainingRuntime", f"torch-{RUN_ID}"))
@@ -363,19 +227,12 @@ def main():
         except subprocess.TimeoutExpired:
             check(False, "graceful stop on SIGTERM within 15 s")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if configs is not None:
-            for item in configs["items"]:
-                k.run("delete", item["kind"].lower(), item["metadata"]["name"],
-                      "--ignore-not-found", check=False)
+        wh.stop()
         for name in (f"torch-{RUN_ID}", f"optout-{RUN_ID}", f"old-{RUN_ID}"):
             k.run("delete", "clustertrainingruntime", name, "--ignore-not-found", check=False)
         k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=false", check=False)
-        log.close()
         if failures:
-            print(open(os.path.join(work, "webhook.log")).read()[-6000:])
+            print(wh.tail_log())
         shutil.rmtree(work, ignore_errors=True)
 
     if failures:
