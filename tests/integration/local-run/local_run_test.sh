@@ -7,7 +7,8 @@
 #     the TrainJob) and its status written (Complete, jobsStatus); an invalid one is denied by
 #     validator.trainjob.trainer.kubeflow.org;
 #  4. the public ConfigMap is readable by any authenticated user (the SDK's check);
-#  5. `promtool check metrics` passes on both /metrics outputs, and a real Prometheus scraping
+#  5. `promtool check metrics` passes on both /metrics outputs, docs/observability.md lists exactly
+#     what they export, and a real Prometheus scraping
 #     both finds the targets up and the reconcile and webhook metrics with values;
 #  6. `down` leaves no process behind; `up --no-jobset-controller` starts no JobSet controller,
 #     scheduler or KWOK, and trainer's JobSet stays without status.
@@ -146,6 +147,11 @@ testbed_wait_for "controller_runtime_reconcile_total" 30 has_value trainer-contr
 testbed_wait_for "controller_runtime_webhook_requests_total" 30 has_value trainer-webhook controller_runtime_webhook_requests_total ||
   fail "Prometheus has no controller_runtime_webhook_requests_total > 0 from trainer-webhook"
 ok "Prometheus scrapes both targets; reconcile and webhook request counters have values"
+# docs/observability.md lists exactly the families each service exports (types, labels), and
+# Prometheus accepts every expression of the alerting rules, the dashboard and the guide.
+python3 tests/integration/observability/check_metrics_docs.py --controller "$TRAINER_CONTROLLER_METRICS_URL" \
+  --webhook "$TRAINER_WEBHOOK_METRICS_URL" --prometheus "$PROM" || fail "metrics and docs/observability.md differ"
+ok "docs/observability.md matches both /metrics; Prometheus accepts the rules' and dashboard's queries"
 kill "$prom_pid"; wait "$prom_pid" 2>/dev/null || true; prom_pid=""
 
 # --- 6. down, then up --no-jobset-controller ----------------------------------------------------
