@@ -35,8 +35,8 @@ using json::Index;
 // ---- type meta and metadata ----
 
 Status CheckTypeMeta(const json::Value& doc, std::string_view want_kind, bool required) {
-  const json::Value* api_version = Field(doc, "apiVersion");
-  const json::Value* kind = Field(doc, "kind");
+  const json::Value* api_version = Field(doc, "apiVersion", "");
+  const json::Value* kind = Field(doc, "kind", "");
   if (api_version == nullptr && required) return InvalidArgumentError("apiVersion: Required value");
   if (api_version != nullptr) {
     if (!api_version->IsString()) return WrongType("apiVersion", "string", *api_version);
@@ -58,16 +58,16 @@ Status CheckTypeMeta(const json::Value& doc, std::string_view want_kind, bool re
 
 Status DecodeObjectMeta(const json::Value& doc, ObjectMeta* out) {
   const json::Value* meta = nullptr;
-  RETURN_IF_ERROR(json::GetObject(doc, "metadata", "metadata", &meta));
+  RETURN_IF_ERROR(decode_util::GetObject(doc, "metadata", "metadata", &meta));
   if (meta == nullptr) return OkStatus();
   const std::string path = "metadata";
-  RETURN_IF_ERROR(json::GetString(*meta, "name", Child(path, "name"), &out->name));
-  RETURN_IF_ERROR(json::GetString(*meta, "namespace", Child(path, "namespace"), &out->namespace_));
-  RETURN_IF_ERROR(json::GetString(*meta, "uid", Child(path, "uid"), &out->uid));
-  RETURN_IF_ERROR(json::GetString(*meta, "resourceVersion", Child(path, "resourceVersion"),
+  RETURN_IF_ERROR(decode_util::GetString(*meta, "name", Child(path, "name"), &out->name));
+  RETURN_IF_ERROR(decode_util::GetString(*meta, "namespace", Child(path, "namespace"), &out->namespace_));
+  RETURN_IF_ERROR(decode_util::GetString(*meta, "uid", Child(path, "uid"), &out->uid));
+  RETURN_IF_ERROR(decode_util::GetString(*meta, "resourceVersion", Child(path, "resourceVersion"),
                                   &out->resource_version));
-  RETURN_IF_ERROR(json::GetInt(*meta, "generation", Child(path, "generation"), &out->generation));
-  RETURN_IF_ERROR(json::GetString(*meta, "creationTimestamp", Child(path, "creationTimestamp"),
+  RETURN_IF_ERROR(decode_util::GetInt(*meta, "generation", Child(path, "generation"), &out->generation));
+  RETURN_IF_ERROR(decode_util::GetString(*meta, "creationTimestamp", Child(path, "creationTimestamp"),
                                   &out->creation_timestamp));
   RETURN_IF_ERROR(ReadString(*meta, "deletionTimestamp", path, &out->deletion_timestamp));
   RETURN_IF_ERROR(ReadStringMap(*meta, "labels", path, &out->labels));
@@ -120,7 +120,7 @@ json::Value EncodeObjectMeta(const ObjectMeta& m, const json::Value* raw) {
 // ---- TrainJob spec ----
 
 Status DecodeRuntimeRef(const json::Value& obj, const std::string& path, RuntimeRef* out) {
-  RETURN_IF_ERROR(json::GetString(obj, "name", Child(path, "name"), &out->name));
+  RETURN_IF_ERROR(decode_util::GetString(obj, "name", Child(path, "name"), &out->name));
   RETURN_IF_ERROR(ReadString(obj, "apiGroup", path, &out->api_group));
   RETURN_IF_ERROR(ReadString(obj, "kind", path, &out->kind));
   return OkStatus();
@@ -135,7 +135,7 @@ Status DecodeInitializerSource(const json::Value& obj, const std::string& path,
   if (secret_ref != nullptr) {
     std::string name;
     RETURN_IF_ERROR(
-        json::GetString(*secret_ref, "name", Child(Child(path, "secretRef"), "name"), &name));
+        decode_util::GetString(*secret_ref, "name", Child(Child(path, "secretRef"), "name"), &name));
     out->secret_ref = std::move(name);
   }
   return OkStatus();
@@ -173,7 +173,7 @@ Status DecodeResources(const json::Value& v, const std::string& path, json::Valu
       value = json::Value(q->ToString());
     }
   }
-  const json::Value* claims = Field(resources, "claims");
+  const json::Value* claims = Field(resources, "claims", path);
   if (claims != nullptr && !claims->IsArray()) {
     return WrongType(Child(path, "claims"), "array", *claims);
   }
@@ -187,7 +187,7 @@ Status DecodeTrainer(const json::Value& obj, const std::string& path, Trainer* o
   RETURN_IF_ERROR(ReadStringList(obj, "args", path, &out->args));
   RETURN_IF_ERROR(ReadJson(obj, "env", path, json::Type::kArray, &out->env));
   RETURN_IF_ERROR(ReadInt32(obj, "numNodes", path, &out->num_nodes));
-  if (const json::Value* resources = Field(obj, "resourcesPerNode")) {
+  if (const json::Value* resources = Field(obj, "resourcesPerNode", path)) {
     RETURN_IF_ERROR(
         DecodeResources(*resources, Child(path, "resourcesPerNode"), &out->resources_per_node));
   }
@@ -235,17 +235,17 @@ Status ReadTime(const json::Value& obj, std::string_view key, const std::string&
 Status CheckContainerPatches(const json::Value& spec, std::string_view key,
                              const std::string& path) {
   const json::Value* list = nullptr;
-  RETURN_IF_ERROR(json::GetArray(spec, key, Child(path, key), &list));
+  RETURN_IF_ERROR(decode_util::GetArray(spec, key, Child(path, key), &list));
   if (list == nullptr) return OkStatus();
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string item_path = Index(Child(path, key), i);
     const json::Value& c = list->at(i);
     if (!c.IsObject()) return WrongType(item_path, "object", c);
     std::string name;
-    RETURN_IF_ERROR(json::GetString(c, "name", Child(item_path, "name"), &name));
+    RETURN_IF_ERROR(decode_util::GetString(c, "name", Child(item_path, "name"), &name));
     for (std::string_view l : {"env", "volumeMounts"}) {
       const json::Value* ignored = nullptr;
-      RETURN_IF_ERROR(json::GetArray(c, l, Child(item_path, l), &ignored));
+      RETURN_IF_ERROR(decode_util::GetArray(c, l, Child(item_path, l), &ignored));
     }
   }
   return OkStatus();
@@ -256,7 +256,7 @@ Status CheckContainerPatches(const json::Value& spec, std::string_view key,
 Status CheckReplicatedJobPatch(const json::Value& job, const std::string& job_path) {
   if (!job.IsObject()) return WrongType(job_path, "object", job);
   std::string name;
-  RETURN_IF_ERROR(json::GetString(job, "name", Child(job_path, "name"), &name));
+  RETURN_IF_ERROR(decode_util::GetString(job, "name", Child(job_path, "name"), &name));
   const json::Value* level = &job;
   std::string level_path = job_path;
   for (std::string_view key : {"template", "spec", "template", "spec"}) {
@@ -288,7 +288,7 @@ Status CheckTrainingRuntimeSpecPatch(const json::Value& trs, const std::string& 
   if (spec == nullptr) return OkStatus();
   const std::string jobs_path = Child(Child(tmpl_path, "spec"), "replicatedJobs");
   const json::Value* jobs = nullptr;
-  RETURN_IF_ERROR(json::GetArray(*spec, "replicatedJobs", jobs_path, &jobs));
+  RETURN_IF_ERROR(decode_util::GetArray(*spec, "replicatedJobs", jobs_path, &jobs));
   for (size_t i = 0; jobs != nullptr && i < jobs->size(); ++i) {
     RETURN_IF_ERROR(CheckReplicatedJobPatch(jobs->at(i), Index(jobs_path, i)));
   }
@@ -297,7 +297,7 @@ Status CheckTrainingRuntimeSpecPatch(const json::Value& trs, const std::string& 
 
 Status DecodeRuntimePatch(const json::Value& obj, const std::string& path, RuntimePatch* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
-  RETURN_IF_ERROR(json::GetString(obj, "manager", Child(path, "manager"), &out->manager));
+  RETURN_IF_ERROR(decode_util::GetString(obj, "manager", Child(path, "manager"), &out->manager));
   RETURN_IF_ERROR(ReadTime(obj, "time", path, &out->time));
   RETURN_IF_ERROR(
       ReadJson(obj, "trainingRuntimeSpec", path, json::Type::kObject, &out->training_runtime_spec));
@@ -327,7 +327,7 @@ Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, Train
     RETURN_IF_ERROR(DecodeTrainer(*sub, Child(path, "trainer"), &*out->trainer));
   }
   const json::Value* patches = nullptr;
-  RETURN_IF_ERROR(json::GetArray(obj, "runtimePatches", Child(path, "runtimePatches"), &patches));
+  RETURN_IF_ERROR(decode_util::GetArray(obj, "runtimePatches", Child(path, "runtimePatches"), &patches));
   if (patches != nullptr) {
     for (size_t i = 0; i < patches->size(); ++i) {
       RuntimePatch patch;
@@ -443,11 +443,11 @@ json::Value EncodeTrainJobSpec(const TrainJobSpec& s, const json::Value* raw) {
 
 Status DecodeCondition(const json::Value& obj, const std::string& path, Condition* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
-  RETURN_IF_ERROR(json::GetString(obj, "type", Child(path, "type"), &out->type));
-  RETURN_IF_ERROR(json::GetString(obj, "status", Child(path, "status"), &out->status));
-  RETURN_IF_ERROR(json::GetString(obj, "reason", Child(path, "reason"), &out->reason));
-  RETURN_IF_ERROR(json::GetString(obj, "message", Child(path, "message"), &out->message));
-  RETURN_IF_ERROR(json::GetString(obj, "lastTransitionTime", Child(path, "lastTransitionTime"),
+  RETURN_IF_ERROR(decode_util::GetString(obj, "type", Child(path, "type"), &out->type));
+  RETURN_IF_ERROR(decode_util::GetString(obj, "status", Child(path, "status"), &out->status));
+  RETURN_IF_ERROR(decode_util::GetString(obj, "reason", Child(path, "reason"), &out->reason));
+  RETURN_IF_ERROR(decode_util::GetString(obj, "message", Child(path, "message"), &out->message));
+  RETURN_IF_ERROR(decode_util::GetString(obj, "lastTransitionTime", Child(path, "lastTransitionTime"),
                                   &out->last_transition_time));
   RETURN_IF_ERROR(ReadInt64(obj, "observedGeneration", path, &out->observed_generation));
   return OkStatus();
@@ -455,7 +455,7 @@ Status DecodeCondition(const json::Value& obj, const std::string& path, Conditio
 
 Status DecodeJobStatus(const json::Value& obj, const std::string& path, JobStatus* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
-  RETURN_IF_ERROR(json::GetString(obj, "name", Child(path, "name"), &out->name));
+  RETURN_IF_ERROR(decode_util::GetString(obj, "name", Child(path, "name"), &out->name));
   for (auto [key, field] : {std::pair{"ready", &out->ready}, std::pair{"succeeded", &out->succeeded},
                             std::pair{"failed", &out->failed}, std::pair{"active", &out->active},
                             std::pair{"suspended", &out->suspended}}) {
@@ -528,14 +528,14 @@ Status DecodeMLPolicy(const json::Value& obj, const std::string& path, MLPolicy*
     const json::Value* targets = nullptr;
     const std::string targets_path = Child(Child(torch_path, "envInjection"), "targets");
     if (injection != nullptr) {
-      RETURN_IF_ERROR(json::GetArray(*injection, "targets", targets_path, &targets));
+      RETURN_IF_ERROR(decode_util::GetArray(*injection, "targets", targets_path, &targets));
     }
     for (size_t i = 0; targets != nullptr && i < targets->size(); ++i) {
       const std::string item_path = Index(targets_path, i);
       const json::Value& t = targets->at(i);
       if (!t.IsObject()) return WrongType(item_path, "object", t);
       EnvInjectionTarget target;
-      RETURN_IF_ERROR(json::GetString(t, "jobName", Child(item_path, "jobName"), &target.job_name));
+      RETURN_IF_ERROR(decode_util::GetString(t, "jobName", Child(item_path, "jobName"), &target.job_name));
       std::optional<std::vector<std::string>> names;
       RETURN_IF_ERROR(ReadStringList(t, "containerNames", item_path, &names));
       if (names) target.container_names = std::move(*names);
@@ -615,12 +615,12 @@ Status DecodeRuntimeSpec(const json::Value& obj, const std::string& path,
     const json::Value* jobs = nullptr;
     if (spec != nullptr) {
       const std::string jobs_path = Child(Child(tmpl_path, "spec"), "replicatedJobs");
-      RETURN_IF_ERROR(json::GetArray(*spec, "replicatedJobs", jobs_path, &jobs));
+      RETURN_IF_ERROR(decode_util::GetArray(*spec, "replicatedJobs", jobs_path, &jobs));
       for (size_t i = 0; jobs != nullptr && i < jobs->size(); ++i) {
         const json::Value& job = jobs->at(i);
         if (!job.IsObject()) return WrongType(Index(jobs_path, i), "object", job);
         std::string name;
-        RETURN_IF_ERROR(json::GetString(job, "name", Child(Index(jobs_path, i), "name"), &name));
+        RETURN_IF_ERROR(decode_util::GetString(job, "name", Child(Index(jobs_path, i), "name"), &name));
       }
     }
   }
@@ -715,7 +715,7 @@ StatusOr<TrainingRuntime> DecodeRuntimeDocument(const json::Value& doc, std::str
   }
   TrainingRuntime rt;
   if (kind_hint.empty()) {
-    const json::Value* kind = Field(doc, "kind");
+    const json::Value* kind = Field(doc, "kind", "");
     if (kind == nullptr) return InvalidArgumentError("kind: Required value");
     if (!kind->IsString()) return WrongType("kind", "string", *kind);
     if (kind->AsString() != kTrainingRuntimeKind && kind->AsString() != kClusterTrainingRuntimeKind) {
@@ -730,7 +730,7 @@ StatusOr<TrainingRuntime> DecodeRuntimeDocument(const json::Value& doc, std::str
   }
   RETURN_IF_ERROR(DecodeObjectMeta(doc, &rt.metadata));
   const json::Value* spec = nullptr;
-  RETURN_IF_ERROR(json::GetObject(doc, "spec", "spec", &spec));
+  RETURN_IF_ERROR(decode_util::GetObject(doc, "spec", "spec", &spec));
   if (spec != nullptr) RETURN_IF_ERROR(DecodeRuntimeSpec(*spec, "spec", &rt.spec));
   rt.raw = doc.Clone();
   return rt;
@@ -747,9 +747,9 @@ StatusOr<TrainJob> DecodeTrainJob(const json::Value& doc) {
   TrainJob job;
   RETURN_IF_ERROR(DecodeObjectMeta(doc, &job.metadata));
   const json::Value* spec = nullptr;
-  RETURN_IF_ERROR(json::GetObject(doc, "spec", "spec", &spec));
+  RETURN_IF_ERROR(decode_util::GetObject(doc, "spec", "spec", &spec));
   if (spec != nullptr) RETURN_IF_ERROR(DecodeTrainJobSpec(*spec, "spec", &job.spec));
-  if (const json::Value* status = Field(doc, "status")) {
+  if (const json::Value* status = Field(doc, "status", "")) {
     ASSIGN_OR_RETURN(job.status, DecodeTrainJobStatus(*status));
   }
   job.raw = doc.Clone();
@@ -762,14 +762,14 @@ StatusOr<TrainJobStatus> DecodeTrainJobStatus(const json::Value& status) {
   const std::string path = "status";
   if (!status.IsObject()) return WrongType(path, "object", status);
   const json::Value* list = nullptr;
-  RETURN_IF_ERROR(json::GetArray(status, "conditions", Child(path, "conditions"), &list));
+  RETURN_IF_ERROR(decode_util::GetArray(status, "conditions", Child(path, "conditions"), &list));
   for (size_t i = 0; list != nullptr && i < list->size(); ++i) {
     Condition c;
     RETURN_IF_ERROR(DecodeCondition(list->at(i), Index(Child(path, "conditions"), i), &c));
     out.conditions.push_back(std::move(c));
   }
   list = nullptr;
-  RETURN_IF_ERROR(json::GetArray(status, "jobsStatus", Child(path, "jobsStatus"), &list));
+  RETURN_IF_ERROR(decode_util::GetArray(status, "jobsStatus", Child(path, "jobsStatus"), &list));
   for (size_t i = 0; list != nullptr && i < list->size(); ++i) {
     JobStatus j;
     RETURN_IF_ERROR(DecodeJobStatus(list->at(i), Index(Child(path, "jobsStatus"), i), &j));

@@ -5,9 +5,56 @@
 
 namespace trainer::api::decode_util {
 
+namespace {
+thread_local FieldPathRecorder* t_recorder = nullptr;
+
+void Note(std::string_view parent, std::string_view key) {
+  if (t_recorder != nullptr) FieldPathRecorder::NoteRead(json::Child(parent, key));
+}
+}  // namespace
+
+FieldPathRecorder::FieldPathRecorder() : previous_(t_recorder) { t_recorder = this; }
+FieldPathRecorder::~FieldPathRecorder() { t_recorder = previous_; }
+
+void FieldPathRecorder::NoteRead(std::string_view path) {
+  if (t_recorder != nullptr) t_recorder->reads_.emplace(path);
+}
+
+void FieldPathRecorder::NoteKeptWhole(std::string_view path) {
+  if (t_recorder != nullptr) t_recorder->kept_whole_.emplace(path);
+}
+
 const json::Value* Field(const json::Value& obj, std::string_view key) {
   const json::Value* v = obj.Find(key);
   return v == nullptr || v->IsNull() ? nullptr : v;
+}
+
+const json::Value* Field(const json::Value& obj, std::string_view key, std::string_view parent) {
+  Note(parent, key);
+  return Field(obj, key);
+}
+
+Status GetString(const json::Value& obj, std::string_view key, std::string_view path,
+                 std::string* out) {
+  FieldPathRecorder::NoteRead(path);
+  return json::GetString(obj, key, path, out);
+}
+
+Status GetInt(const json::Value& obj, std::string_view key, std::string_view path, int64_t* out) {
+  FieldPathRecorder::NoteRead(path);
+  return json::GetInt(obj, key, path, out);
+}
+
+Status GetObject(const json::Value& obj, std::string_view key, std::string_view path,
+                 const json::Value** out) {
+  FieldPathRecorder::NoteRead(path);
+  return json::GetObject(obj, key, path, out);
+}
+
+Status GetArray(const json::Value& obj, std::string_view key, std::string_view path,
+                const json::Value** out) {
+  FieldPathRecorder::NoteRead(path);
+  return json::GetArray(obj, key, path, out);
 }
 
 Status WrongType(std::string_view path, std::string_view want, const json::Value& got) {
@@ -17,7 +64,7 @@ Status WrongType(std::string_view path, std::string_view want, const json::Value
 
 Status ReadString(const json::Value& obj, std::string_view key, std::string_view parent,
                   std::optional<std::string>* out) {
-  const json::Value* v = Field(obj, key);
+  const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   if (!v->IsString()) return WrongType(json::Child(parent, key), "string", *v);
   *out = v->AsString();
@@ -26,7 +73,7 @@ Status ReadString(const json::Value& obj, std::string_view key, std::string_view
 
 Status ReadBool(const json::Value& obj, std::string_view key, std::string_view parent,
                 std::optional<bool>* out) {
-  const json::Value* v = Field(obj, key);
+  const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   if (!v->IsBool()) return WrongType(json::Child(parent, key), "boolean", *v);
   *out = v->AsBool();
@@ -35,7 +82,7 @@ Status ReadBool(const json::Value& obj, std::string_view key, std::string_view p
 
 Status ReadInt64(const json::Value& obj, std::string_view key, std::string_view parent,
                  std::optional<int64_t>* out) {
-  if (Field(obj, key) == nullptr) return OkStatus();
+  if (Field(obj, key, parent) == nullptr) return OkStatus();
   int64_t value = 0;
   RETURN_IF_ERROR(json::GetInt(obj, key, json::Child(parent, key), &value));
   *out = value;
@@ -57,7 +104,7 @@ Status ReadInt32(const json::Value& obj, std::string_view key, std::string_view 
 
 Status ReadStringList(const json::Value& obj, std::string_view key, std::string_view parent,
                       std::optional<std::vector<std::string>>* out) {
-  const json::Value* v = Field(obj, key);
+  const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   const std::string path = json::Child(parent, key);
   if (!v->IsArray()) return WrongType(path, "array", *v);
@@ -74,7 +121,7 @@ Status ReadStringList(const json::Value& obj, std::string_view key, std::string_
 
 Status ReadStringMap(const json::Value& obj, std::string_view key, std::string_view parent,
                      std::map<std::string, std::string>* out) {
-  const json::Value* v = Field(obj, key);
+  const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   const std::string path = json::Child(parent, key);
   if (!v->IsObject()) return WrongType(path, "object", *v);
@@ -88,7 +135,7 @@ Status ReadStringMap(const json::Value& obj, std::string_view key, std::string_v
 Status ReadObject(const json::Value& obj, std::string_view key, std::string_view parent,
                   const json::Value** out) {
   *out = nullptr;
-  const json::Value* v = Field(obj, key);
+  const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   if (!v->IsObject()) return WrongType(json::Child(parent, key), "object", *v);
   *out = v;
@@ -97,7 +144,8 @@ Status ReadObject(const json::Value& obj, std::string_view key, std::string_view
 
 Status ReadJson(const json::Value& obj, std::string_view key, std::string_view parent,
                 json::Type want, json::Value* out) {
-  const json::Value* v = Field(obj, key);
+  if (t_recorder != nullptr) FieldPathRecorder::NoteKeptWhole(json::Child(parent, key));
+  const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   if (v->type() != want) return WrongType(json::Child(parent, key), json::TypeName(want), *v);
   *out = v->Clone();

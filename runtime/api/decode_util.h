@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,9 @@ namespace trainer::api::decode_util {
 
 // obj[key] when present and not null, else nullptr.
 const json::Value* Field(const json::Value& obj, std::string_view key);
+// The same, for a decoder reading a field of the document: notes Child(parent, key) (see
+// FieldPathRecorder). Encoders and helpers use the form above.
+const json::Value* Field(const json::Value& obj, std::string_view key, std::string_view parent);
 
 Status WrongType(std::string_view path, std::string_view want, const json::Value& got);
 
@@ -41,6 +45,44 @@ Status ReadObject(const json::Value& obj, std::string_view key, std::string_view
 // Copies obj[key] when it has type `want`; leaves `out` untouched when absent or null.
 Status ReadJson(const json::Value& obj, std::string_view key, std::string_view parent,
                 json::Type want, json::Value* out);
+
+// json::GetString/GetInt/GetObject/GetArray (common/json) that also note `path`, the field's
+// whole path, for FieldPathRecorder. Decoders call these, not the json:: ones.
+Status GetString(const json::Value& obj, std::string_view key, std::string_view path,
+                 std::string* out);
+Status GetInt(const json::Value& obj, std::string_view key, std::string_view path, int64_t* out);
+Status GetObject(const json::Value& obj, std::string_view key, std::string_view path,
+                 const json::Value** out);
+Status GetArray(const json::Value& obj, std::string_view key, std::string_view path,
+                const json::Value** out);
+
+// Records the fields the decoders read, for the check that they match the CRD schema
+// (tests/unit/crds, via runtime/api/tools/field_paths.cc). While one lives on a thread, every
+// read helper above notes the path it looks up ("spec.runtimePatches[0].manager"), whether or
+// not the document has it, and ReadJson also notes its path as kept whole. Without one, noting
+// costs a thread_local load.
+//   decode_util::FieldPathRecorder rec;
+//   (void)DecodeTrainJob(doc);
+//   for (const std::string& p : rec.reads()) ...
+class FieldPathRecorder {
+ public:
+  FieldPathRecorder();
+  ~FieldPathRecorder();
+  FieldPathRecorder(const FieldPathRecorder&) = delete;
+  FieldPathRecorder& operator=(const FieldPathRecorder&) = delete;
+
+  const std::set<std::string>& reads() const { return reads_; }
+  const std::set<std::string>& kept_whole() const { return kept_whole_; }
+
+  // Called by the helpers; `path` has indices ("a[0].b").
+  static void NoteRead(std::string_view path);
+  static void NoteKeptWhole(std::string_view path);
+
+ private:
+  FieldPathRecorder* previous_;
+  std::set<std::string> reads_;
+  std::set<std::string> kept_whole_;
+};
 
 // A copy of `raw` when it is an object, else an empty object.
 json::Value CopyObject(const json::Value* raw);

@@ -60,7 +60,7 @@ json::Value StringMap(const std::map<std::string, std::string>& m) {
 Status ReadObjectList(const json::Value& obj, std::string_view key, const std::string& parent,
                       std::string_view key_field, const json::Value** out) {
   *out = nullptr;
-  const json::Value* list = Field(obj, key);
+  const json::Value* list = Field(obj, key, parent);
   if (list == nullptr) return OkStatus();
   const std::string path = Child(parent, key);
   if (!list->IsArray()) return WrongType(path, "array", *list);
@@ -179,7 +179,7 @@ StatusOr<json::Value> TranslatePodTemplate(const json::Value& override_obj, cons
 StatusOr<std::vector<std::string>> ReadTargetJobs(const json::Value& override_obj,
                                                   const std::string& path,
                                                   std::vector<std::string>* warnings) {
-  const json::Value* targets = Field(override_obj, "targetJobs");
+  const json::Value* targets = Field(override_obj, "targetJobs", path);
   const std::string targets_path = Child(path, "targetJobs");
   if (targets == nullptr) return Required(targets_path);
   if (!targets->IsArray()) return WrongType(targets_path, "array", *targets);
@@ -218,7 +218,7 @@ StatusOr<TranslationResult> TranslatePodTemplateOverrides(const json::Value& tra
   TranslationResult result;
   if (!trainjob_spec.IsObject()) return WrongType("spec", "object", trainjob_spec);
   const json::Value* overrides = nullptr;
-  RETURN_IF_ERROR(json::GetArray(trainjob_spec, "podTemplateOverrides", kRoot, &overrides));
+  RETURN_IF_ERROR(decode_util::GetArray(trainjob_spec, "podTemplateOverrides", kRoot, &overrides));
   if (overrides == nullptr || overrides->empty()) return result;
 
   std::vector<std::string> dropped;
