@@ -7,6 +7,7 @@
 #   hack/test.sh --sanitize      # ASan + UBSan + LSan build in build-asan/, every tier (see below)
 #   hack/test.sh --tsan          # ThreadSanitizer build in build-tsan/ (unit tier)
 #   BUILD_DIR=build-mine hack/test.sh --sanitize   # any of the above in another build directory
+#   FUZZ_SECONDS=0 hack/test.sh  # skip the fuzzing smoke run (default: 10 s per fuzz target)
 #
 # --sanitize: the services the integration tests start from $TRAINER_BIN_DIR (trainer-webhook,
 # trainer-controller, trainer-render, ...) are that build's, so they run with ASan, UBSan and
@@ -84,5 +85,24 @@ if ((sanitize)) && [[ -n "$(ls -A "$reports")" ]]; then
   done
   echo "hack/test.sh: $(ls "$reports" | wc -l) sanitizer report(s) in $reports" >&2
   rc=1
+fi
+
+# A full run also fuzzes every tests/fuzz target briefly (hack/fuzz.sh: clang ASan + UBSan build
+# in build-fuzz/, FUZZ_SECONDS each over the seed corpus); a crash fails the run and is saved
+# under tests/fuzz/crashes/ with the command that reproduces it.
+fuzz_seconds="${FUZZ_SECONDS:-10}"
+cd "$OLDPWD"
+if ((${#ctest_args[@]} == 0 && sanitize == 0 && fuzz_seconds > 0)); then
+  fuzz_probe="$(mktemp -d)"
+  echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' \
+    >"${fuzz_probe}/probe.cc"
+  if command -v clang++ >/dev/null &&
+     clang++ -fsanitize=fuzzer "${fuzz_probe}/probe.cc" -o "${fuzz_probe}/probe" 2>/dev/null; then
+    step "fuzzing each tests/fuzz target for ${fuzz_seconds}s (hack/fuzz.sh)"
+    hack/fuzz.sh "${fuzz_seconds}" || rc=1
+  else
+    step "skipping the fuzzing smoke run: clang++ with libFuzzer is missing (apt-get install clang libclang-rt-14-dev)"
+  fi
+  rm -rf "${fuzz_probe}"
 fi
 exit "$rc"
