@@ -103,15 +103,7 @@ void Informer::Run(std::stop_token stop) {
 }
 
 Status Informer::ListAndWatch(std::stop_token stop) {
-  // List (quorum read, paginated) and reconcile the cache with it.
-  kube::ListOptions lo;
-  lo.label_selector = options_.label_selector;
-  lo.field_selector = options_.field_selector;
-  lo.limit = options_.page_size;
-  StatusOr<json::Value> list = kube::ListAll(client_, options_.gvr, options_.ns, lo);
-  if (!list.ok()) return list.status().WithContext("listing " + options_.gvr.ToString());
-  ++lists_;
-  RETURN_IF_ERROR(ReplaceFromList(std::move(*list)));
+  RETURN_IF_ERROR(ListPages(stop));
 
   const std::string name = InformerName(options_);
   while (!stop.stop_requested()) {
@@ -143,35 +135,83 @@ Status Informer::ListAndWatch(std::stop_token stop) {
   return CancelledError("informer stopped");
 }
 
-Status Informer::ReplaceFromList(json::Value list) {
-  std::string rv(kube::ResourceVersion(list));
-  json::Value* items = list.Find("items");
+namespace {
+
+std::string ContinueToken(const json::Value& list) {
+  const json::Value* meta = list.Find("metadata");
+  const json::Value* c = meta != nullptr ? meta->Find("continue") : nullptr;
+  return c != nullptr && c->IsString() ? c->AsString() : std::string();
+}
+
+}  // namespace
+
+Status Informer::ListPages(std::stop_token stop) {
+  // Quorum read, page by page (client-go's reflector pager): each page is trimmed, compacted and
+  // handed to handlers before the next is requested, so the full documents of a large list are
+  // never in memory at once.
+  kube::ListOptions lo;
+  lo.label_selector = options_.label_selector;
+  lo.field_selector = options_.field_selector;
+  lo.limit = options_.page_size > 0 ? options_.page_size : 500;
   std::set<std::string> seen;
-  {
-    std::lock_guard<std::mutex> hlock(handlers_mu_);
-    const bool want_old = !handlers_.empty();
-    if (items != nullptr && items->IsArray()) {
-      for (json::Value& item : items->elements()) {
-        Prepare(item);
-        std::string key = kube::ObjectKeyOf(item);
-        seen.insert(key);
-        ObjectPtr old;
-        if (handlers_.empty()) {
-          store_.Upsert(key, std::move(item), false);
-          continue;
-        }
-        json::Value copy = item.Clone();
-        old = store_.Upsert(key, std::move(item), want_old);
-        for (const EventHandler& h : handlers_) {
-          if (old == nullptr) {
-            if (h.on_add) h.on_add(copy);
-          } else if (h.on_update) {
-            h.on_update(*old, copy);
-          }
-        }
+  std::string rv;
+  while (true) {
+    StatusOr<json::Value> page = client_.List(options_.gvr, options_.ns, lo);
+    if (!page.ok() && IsGone(page.status()) && !lo.continue_token.empty()) {
+      // The continue token expired (etcd compacted its snapshot): like client-go's pager, list
+      // everything in one request at the current version. The cache then reconciles with that
+      // list alone; what the earlier pages delivered is re-checked against it.
+      log::Info("informer list continuation expired; listing in one request",
+                {{"informer", InformerName(options_)}, {"error", page.status().message()}});
+      lo.limit = 0;
+      lo.continue_token.clear();
+      seen.clear();
+      rv.clear();
+      page = client_.List(options_.gvr, options_.ns, lo);
+    }
+    if (!page.ok()) return page.status().WithContext("listing " + options_.gvr.ToString());
+    // Continue tokens pin the first page's snapshot: its version is the list's.
+    if (rv.empty()) rv = std::string(kube::ResourceVersion(*page));
+    const std::string next = ContinueToken(*page);
+    ApplyListPage(std::move(*page), seen);
+    if (next.empty()) break;
+    if (stop.stop_requested()) return CancelledError("informer stopped");
+    lo.continue_token = next;
+  }
+  ++lists_;
+  FinishList(seen, rv);
+  return OkStatus();
+}
+
+void Informer::ApplyListPage(json::Value page, std::set<std::string>& seen) {
+  json::Value* items = page.Find("items");
+  if (items == nullptr || !items->IsArray()) return;
+  std::lock_guard<std::mutex> hlock(handlers_mu_);
+  for (json::Value& item : items->elements()) {
+    Prepare(item);
+    std::string key = kube::ObjectKeyOf(item);
+    if (handlers_.empty()) {
+      store_.Upsert(key, std::move(item), false);
+      seen.insert(std::move(key));
+      continue;
+    }
+    json::Value copy = item.Clone();
+    ObjectPtr old = store_.Upsert(key, std::move(item), true);
+    seen.insert(std::move(key));
+    for (const EventHandler& h : handlers_) {
+      if (old == nullptr) {
+        if (h.on_add) h.on_add(copy);
+      } else if (h.on_update) {
+        h.on_update(*old, copy);
       }
     }
+  }
+}
+
+void Informer::FinishList(const std::set<std::string>& seen, const std::string& rv) {
+  {
     // Whatever the list no longer has was deleted while we were not watching.
+    std::lock_guard<std::mutex> hlock(handlers_mu_);
     for (const std::string& key : store_.Keys()) {
       if (seen.count(key) != 0) continue;
       ObjectPtr gone = store_.Delete(key);
@@ -186,7 +226,6 @@ Status Informer::ReplaceFromList(json::Value list) {
     std::lock_guard<std::mutex> lock(mu_);
     cv_.notify_all();
   }
-  return OkStatus();
 }
 
 bool Informer::ApplyEvent(kube::WatchEvent& e) {

@@ -1,6 +1,7 @@
 // Informer: a list-then-watch cache of one resource, client-go's SharedIndexInformer (Reflector
 // + DeltaFIFO + Indexer) reduced to what our controllers use:
-//  - lists (paginated) and then watches from the list's resourceVersion, with bookmarks;
+//  - lists page by page (each page cached before the next is requested; an expired continue
+//    token falls back to one full list, as client-go's pager) and then watches from the list's resourceVersion, with bookmarks;
 //  - when a watch ends (server timeout, 5-10 min) it re-watches from the last resourceVersion
 //    seen; on connection errors it retries with the reflector's backoff (800 ms -> 30 s, reset
 //    after 2 min of health); on 410 Gone (the version was compacted) it relists and reconciles
@@ -25,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -93,7 +95,9 @@ class Informer {
   void Run(std::stop_token stop);
   void ResyncLoop(std::stop_token stop);
   Status ListAndWatch(std::stop_token stop);
-  Status ReplaceFromList(json::Value list);
+  Status ListPages(std::stop_token stop);
+  void ApplyListPage(json::Value page, std::set<std::string>& seen);
+  void FinishList(const std::set<std::string>& seen, const std::string& rv);
   bool ApplyEvent(kube::WatchEvent& e);
   void Prepare(json::Value& obj) const;
   void SetResourceVersion(std::string_view rv);

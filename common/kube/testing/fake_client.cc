@@ -163,6 +163,7 @@ StatusOr<json::Value> FakeClient::List(const GroupVersionResource& gvr, std::str
                                        const ListOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(TakeFailure("list"));
+  if (!options.continue_token.empty()) RETURN_IF_ERROR(TakeFailure("list-continue"));
   json::Value items = json::Value::Array();
   int64_t skip = options.continue_token.empty() ? 0 : std::stoll(options.continue_token);
   int64_t index = 0;

@@ -31,7 +31,9 @@ class FakeClient : public Client {
   // Stores `obj` as if created (metadata.namespace decides the namespace).
   void Seed(const GroupVersionResource& gvr, json::Value obj);
   // The next call of `verb` ("get", "list", "create", "update", "delete", "patch", "apply",
-  // "watch") fails with `status` instead of running.
+  // "watch") fails with `status` instead of running. "list-continue" is the next list call that
+  // carries a continue token (a later page), e.g. a continuation expired with 410 Gone; it counts
+  // in Calls("list-continue").
   void FailNext(const std::string& verb, Status status);
   // Forgets the event log: watches from any earlier resourceVersion get 410 Gone.
   void Compact();

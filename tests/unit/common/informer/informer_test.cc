@@ -156,6 +156,80 @@ TEST_CASE("a list failure is retried with backoff", "[informer]") {
   CHECK(client.Calls("list") >= 2);
 }
 
+TEST_CASE("the first list is cached page by page, each page before the next is asked for",
+          "[informer]") {
+  FakeClient client;
+  for (int i = 0; i < 5; ++i) client.Seed(kube::kTrainJobs, Job("a", "j" + std::to_string(i), "t"));
+  // The second page fails: what the first page held is already cached and delivered, and the
+  // cache is not synced. A long backoff keeps the informer from retrying during the checks.
+  client.FailNext("list-continue", UnavailableError("connection reset"));
+  InformerOptions o = Options();
+  o.backoff = {10s, 10s, 1.0, 0.0, 0ms};
+  Recorder rec;  // outlives the informer, whose thread calls into it
+  Informer inf(client, std::move(o));
+  inf.AddEventHandler(rec.Handler());
+  inf.Start();
+  REQUIRE(Eventually([&] { return client.Calls("list") == 2; }));
+  REQUIRE(Eventually([&] { return rec.Count() == 2; }));
+  CHECK(inf.store().Keys() == std::vector<std::string>{"a/j0", "a/j1"});
+  CHECK(rec.Has("add a/j0"));
+  CHECK(rec.Has("add a/j1"));
+  CHECK_FALSE(inf.HasSynced());
+  CHECK(inf.lists() == 0);
+  inf.Stop();
+}
+
+TEST_CASE("a paged list syncs after the last page; later relists page the same way",
+          "[informer]") {
+  FakeClient client;
+  for (int i = 0; i < 5; ++i) client.Seed(kube::kTrainJobs, Job("a", "j" + std::to_string(i), "t"));
+  Recorder rec;  // outlives the informer, whose thread calls into it
+  Informer inf(client, Options());
+  inf.AddEventHandler(rec.Handler());
+  inf.Start();
+  REQUIRE(inf.WaitForSync(5s));
+  CHECK(inf.store().size() == 5);
+  CHECK(client.Calls("list") == 3);  // pages of 2, 2, 1
+  CHECK(client.Calls("list-continue") == 2);
+  CHECK(inf.lists() == 1);
+  CHECK(inf.LastSyncResourceVersion() == client.CurrentResourceVersion());
+  // A relist after 410 pages too, and deletes what vanished from any page.
+  client.SetWatchesDown(true);
+  REQUIRE(client.Delete(kube::kTrainJobs, "a", "j3").ok());
+  REQUIRE(client.Delete(kube::kTrainJobs, "a", "j0").ok());
+  client.Compact();
+  client.SetWatchesDown(false);
+  REQUIRE(Eventually([&] { return rec.Has("delete a/j3") && rec.Has("delete a/j0"); }));
+  CHECK(inf.store().Keys() == std::vector<std::string>{"a/j1", "a/j2", "a/j4"});
+  CHECK(client.Calls("list") == 5);  // pages of 2, 1
+  CHECK(inf.lists() == 2);
+}
+
+TEST_CASE("an expired continue token falls back to one full list", "[informer]") {
+  FakeClient client;
+  for (int i = 0; i < 5; ++i) client.Seed(kube::kTrainJobs, Job("a", "j" + std::to_string(i), "t"));
+  client.FailNext("list-continue",
+                  GoneError("The provided continue parameter is too old to display a consistent "
+                            "list result. You can start a new list without the continue "
+                            "parameter."));
+  Recorder rec;  // outlives the informer, whose thread calls into it
+  Informer inf(client, Options());
+  inf.AddEventHandler(rec.Handler());
+  inf.Start();
+  REQUIRE(inf.WaitForSync(5s));
+  // Page 1, the expired page 2, then everything in one request (client-go's pager fallback),
+  // not a backoff and a new paged list.
+  CHECK(client.Calls("list") == 3);
+  CHECK(client.Calls("list-continue") == 1);
+  CHECK(inf.lists() == 1);
+  CHECK(inf.store().size() == 5);
+  for (int i = 0; i < 5; ++i) CHECK(rec.Has("add a/j" + std::to_string(i)));
+  CHECK(inf.LastSyncResourceVersion() == client.CurrentResourceVersion());
+  // And it watches from the full list's version.
+  REQUIRE(client.Create(kube::kTrainJobs, "a", Job("a", "j5", "t")).ok());
+  REQUIRE(Eventually([&] { return rec.Has("add a/j5"); }));
+}
+
 TEST_CASE("handlers added late get the cache replayed; resync re-delivers", "[informer]") {
   FakeClient client;
   client.Seed(kube::kTrainJobs, Job("a", "j1", "torch"));
