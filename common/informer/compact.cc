@@ -21,6 +21,7 @@ enum Tag : uint8_t {
   kString = 5,
   kArray = 6,
   kObject = 7,
+  kPooled = 8,  // varint index into CompactObject::pooled_
 };
 
 // Object keys are interned here for the life of the process. Keys are schema field names, label
@@ -76,6 +77,54 @@ KeyTable& Keys() {
   return *table;
 }
 
+// Long strings shared between cached objects, by content. Entries hold weak references: a
+// string is freed (and its entry erased) when the last object holding it goes.
+class StringPool {
+ public:
+  std::shared_ptr<const std::string> Intern(std::string_view s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = strings_.find(s);
+    if (it != strings_.end()) {
+      if (std::shared_ptr<const std::string> live = it->second.lock()) return live;
+      strings_.erase(it);  // expired; its deleter will find a newer entry and leave it
+    }
+    auto* text = new std::string(s);
+    std::shared_ptr<const std::string> shared(text, [this](const std::string* p) { Release(p); });
+    strings_.emplace(std::string_view(*text), shared);
+    bytes_ += text->size();
+    return shared;
+  }
+
+  size_t count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return strings_.size();
+  }
+  size_t bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bytes_;
+  }
+
+ private:
+  void Release(const std::string* p) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bytes_ -= p->size();
+      auto it = strings_.find(std::string_view(*p));
+      if (it != strings_.end() && it->first.data() == p->data()) strings_.erase(it);
+    }
+    delete p;
+  }
+
+  std::mutex mu_;
+  std::unordered_map<std::string_view, std::weak_ptr<const std::string>> strings_;
+  size_t bytes_ = 0;
+};
+
+StringPool& Pool() {
+  static StringPool* pool = new StringPool();
+  return *pool;
+}
+
 void PutVarint(std::vector<uint8_t>& out, uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<uint8_t>(v | 0x80));
@@ -89,7 +138,10 @@ void PutString(std::vector<uint8_t>& out, std::string_view s) {
   out.insert(out.end(), s.begin(), s.end());
 }
 
-void EncodeValue(const json::Value& v, std::vector<uint8_t>& out, KeyTable& keys) {
+using Pooled = std::vector<std::shared_ptr<const std::string>>;
+
+void EncodeValue(const json::Value& v, std::vector<uint8_t>& out, KeyTable& keys,
+                 Pooled& pooled) {
   switch (v.type()) {
     case json::Type::kNull:
       out.push_back(kNull);
@@ -112,13 +164,19 @@ void EncodeValue(const json::Value& v, std::vector<uint8_t>& out, KeyTable& keys
       return;
     }
     case json::Type::kString:
+      if (v.AsString().size() >= CompactObject::kPooledStringMin) {
+        out.push_back(kPooled);
+        PutVarint(out, pooled.size());
+        pooled.push_back(Pool().Intern(v.AsString()));
+        return;
+      }
       out.push_back(kString);
       PutString(out, v.AsString());
       return;
     case json::Type::kArray:
       out.push_back(kArray);
       PutVarint(out, v.elements().size());
-      for (const json::Value& e : v.elements()) EncodeValue(e, out, keys);
+      for (const json::Value& e : v.elements()) EncodeValue(e, out, keys, pooled);
       return;
     case json::Type::kObject:
       out.push_back(kObject);
@@ -127,7 +185,7 @@ void EncodeValue(const json::Value& v, std::vector<uint8_t>& out, KeyTable& keys
         const uint32_t id = keys.Intern(m.first);
         PutVarint(out, id);
         if (id == 0) PutString(out, m.first);
-        EncodeValue(m.second, out, keys);
+        EncodeValue(m.second, out, keys, pooled);
       }
       return;
   }
@@ -135,7 +193,8 @@ void EncodeValue(const json::Value& v, std::vector<uint8_t>& out, KeyTable& keys
 
 class Reader {
  public:
-  Reader(const uint8_t* p, size_t n, KeyTable& keys) : p_(p), end_(p + n), keys_(keys) {}
+  Reader(const uint8_t* p, size_t n, KeyTable& keys, const Pooled& pooled)
+      : p_(p), end_(p + n), keys_(keys), pooled_(pooled) {}
 
   json::Value Value() {
     switch (*p_++) {
@@ -153,6 +212,7 @@ class Reader {
         return json::Value(d);
       }
       case kString: return json::Value(String());
+      case kPooled: return json::Value(*pooled_[Varint()]);
       case kArray: {
         json::Value a = json::Value::Array();
         const uint64_t n = Varint();
@@ -198,6 +258,7 @@ class Reader {
   const uint8_t* p_;
   const uint8_t* end_;
   KeyTable& keys_;
+  const Pooled& pooled_;
 };
 
 }  // namespace
@@ -205,8 +266,8 @@ class Reader {
 CompactObject CompactObject::Encode(const json::Value& v) {
   thread_local std::vector<uint8_t> buf;
   buf.clear();
-  EncodeValue(v, buf, Keys());
   CompactObject c;
+  EncodeValue(v, buf, Keys(), c.pooled_);
   c.size_ = static_cast<uint32_t>(buf.size());
   c.data_.reset(new uint8_t[buf.size()]);
   std::memcpy(c.data_.get(), buf.data(), buf.size());
@@ -217,11 +278,13 @@ json::Value CompactObject::Decode() const {
   if (size_ == 0) return json::Value();
   KeyTable& keys = Keys();
   std::shared_lock<std::shared_mutex> lock(keys.mu());
-  Reader r(data_.get(), size_, keys);
+  Reader r(data_.get(), size_, keys, pooled_);
   return r.Value();
 }
 
 size_t InternedKeyCount() { return Keys().count(); }
 size_t InternedKeyBytes() { return Keys().bytes(); }
+size_t PooledStringCount() { return Pool().count(); }
+size_t PooledStringBytes() { return Pool().bytes(); }
 
 }  // namespace trainer::informer

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace trainer::informer {
 namespace {
@@ -49,6 +51,49 @@ TEST_CASE("a JobSet round-trips and is far smaller than its JSON", "[informer][c
   CHECK(c.Decode() == js);
   CHECK(json::Write(c.Decode()) == json::Write(js));
   CHECK(c.size() < json_size * 3 / 4);
+}
+
+TEST_CASE("long strings are stored once for every object holding them", "[informer][compact]") {
+  const size_t count_before = PooledStringCount();
+  const size_t bytes_before = PooledStringBytes();
+  const std::string yaml(4096, 'y');  // a runtime snapshot's YAML, say
+  auto snapshot = [&](std::string_view name) {
+    json::Value cm = json::Value::Object();
+    cm["metadata"].Set("name", name);
+    cm["data"].Set("runtime", yaml);
+    cm["data"].Set("short", "kept inline");
+    return cm;
+  };
+  {
+    std::vector<CompactObject> objs;
+    for (int i = 0; i < 100; ++i) {
+      objs.push_back(CompactObject::Encode(snapshot("s" + std::to_string(i))));
+    }
+    CHECK(PooledStringCount() == count_before + 1);
+    CHECK(PooledStringBytes() == bytes_before + yaml.size());
+    for (int i = 0; i < 100; ++i) {
+      CHECK(objs[i].size() < 64);  // the 4 kB text is not in the object
+      CHECK(objs[i].Decode() == snapshot("s" + std::to_string(i)));
+    }
+    // A different text gets its own entry; dropping its only holder frees it.
+    json::Value other = snapshot("o");
+    other["data"].Set("runtime", std::string(600, 'z'));
+    {
+      CompactObject o = CompactObject::Encode(other);
+      CHECK(PooledStringCount() == count_before + 2);
+      CHECK(o.Decode() == other);
+    }
+    CHECK(PooledStringCount() == count_before + 1);
+    // Strings below the threshold stay inline.
+    json::Value small = snapshot("small");
+    small["data"].Set("runtime", std::string(CompactObject::kPooledStringMin - 1, 'a'));
+    CompactObject s = CompactObject::Encode(small);
+    CHECK(s.size() > CompactObject::kPooledStringMin - 1);
+    CHECK(PooledStringCount() == count_before + 1);
+  }
+  // The last holder gone, the text is freed.
+  CHECK(PooledStringCount() == count_before);
+  CHECK(PooledStringBytes() == bytes_before);
 }
 
 }  // namespace
