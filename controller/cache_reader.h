@@ -31,11 +31,12 @@ class CacheReader final : public framework::Reader {
   StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
     const informer::Store* store = StoreFor(gvk.group, gvk.kind);
-    informer::ObjectPtr obj = store != nullptr ? store->Get(ns, name) : nullptr;
-    if (obj == nullptr) {
+    std::optional<json::Value> obj =
+        store != nullptr ? store->GetCopy(ns, name) : std::optional<json::Value>();
+    if (!obj.has_value()) {
       return NotFoundError(framework::NotFoundMessage(gvk, name));
     }
-    json::Value out = obj->Clone();
+    json::Value out = std::move(*obj);
     // Items of a list response may lack apiVersion/kind; the pipeline reads them.
     if (!out.Has("apiVersion")) out.Set("apiVersion", gvk.APIVersion());
     if (!out.Has("kind")) out.Set("kind", gvk.kind);

@@ -79,7 +79,8 @@ std::vector<std::string> RuntimeIndex(const json::Value& tj, std::string_view wa
 }
 
 // Cache trimming (memory): JobSets keep what the controller reads (metadata with a manager list
-// for the applied-hash rule, spec.suspend, replicatedJobs names and replicas, status).
+// for the applied-hash rule, spec.suspend, replicatedJobs names and replicas, status); the rest
+// of spec (pod templates, network and policies) is never read back.
 void TrimJobSet(json::Value& js) {
   if (json::Value* meta = js.Find("metadata")) {
     if (json::Value* mf = meta->Find("managedFields"); mf != nullptr && mf->IsArray()) {
@@ -94,12 +95,21 @@ void TrimJobSet(json::Value& js) {
       *mf = std::move(slim);
     }
   }
-  if (json::Value* spec = js.Find("spec")) {
+  if (json::Value* spec = js.Find("spec"); spec != nullptr && spec->IsObject()) {
+    json::Value slim = json::Value::Object();
+    if (json::Value* suspend = spec->Find("suspend")) slim.Set("suspend", std::move(*suspend));
     if (json::Value* rjobs = spec->Find("replicatedJobs"); rjobs != nullptr && rjobs->IsArray()) {
+      json::Value kept = json::Value::Array();
       for (json::Value& rj : rjobs->elements()) {
-        rj.Erase("template");
+        json::Value k = json::Value::Object();
+        for (const char* f : {"name", "replicas"}) {
+          if (json::Value* v = rj.Find(f)) k.Set(f, std::move(*v));
+        }
+        kept.PushBack(std::move(k));
       }
+      slim.Set("replicatedJobs", std::move(kept));
     }
+    *spec = std::move(slim);
   }
 }
 
@@ -195,7 +205,9 @@ Status ManagerImpl::Init() {
     StatusOr<bool> installed = kube::IsInstalled(*client_, *gvk);
     if (installed.ok() && *installed) {
       ASSIGN_OR_RETURN(const kube::ResourceMapping* m, kube::MappingFor(*gvk));
-      AddInformer(m->gvr, {gvk->group, gvk->version, gvk->kind});
+      // managedFields kept: the applied-hash rule needs them to see someone else's edit of a
+      // suspended TrainJob's PodGroup and take it back, as upstream's re-apply does.
+      AddInformer(m->gvr, {gvk->group, gvk->version, gvk->kind}, {}, /*strip=*/false);
     }
   }
   RETURN_IF_ERROR(trainjobs_->AddIndexer(kIndexTrainingRuntime, [](const json::Value& o) {
@@ -421,8 +433,8 @@ Status ManagerImpl::Run(std::stop_token stop) {
     }
   }
   log::Info("caches synced", {{"informers", std::to_string(informers_.size())}});
-  // The first lists arrive as whole List documents (common/informer ListAll); hand the freed
-  // DOM back to the kernel so steady-state RSS reflects the compact caches.
+  // The first lists' pages were parsed into DOMs and freed; hand that heap back to the kernel
+  // so steady-state RSS reflects the compact caches.
   malloc_trim(0);
 
   Status result;

@@ -27,6 +27,18 @@ ObjectPtr Store::Get(std::string_view ns, std::string_view name) const {
   return GetByKey(key);
 }
 
+std::optional<json::Value> Store::GetCopy(std::string_view ns, std::string_view name) const {
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  if (!ns.empty()) key.append(ns).append("/");
+  key.append(name);
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = items_.find(key);
+  if (it == items_.end()) return std::nullopt;
+  if (it->second.shared) return it->second.shared->Clone();
+  return it->second.compact.Decode();
+}
+
 ObjectPtr Store::GetByKey(std::string_view key) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   auto it = items_.find(key);

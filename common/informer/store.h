@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -42,6 +43,9 @@ class Store {
   Status AddIndexer(const std::string& name, IndexFunc fn);
 
   ObjectPtr Get(std::string_view ns, std::string_view name) const;
+  // A copy the caller owns and may edit (in compact mode the decode is that copy: cheaper than
+  // Get + Clone); nullopt if absent.
+  std::optional<json::Value> GetCopy(std::string_view ns, std::string_view name) const;
   ObjectPtr GetByKey(std::string_view key) const;
   bool Has(std::string_view key) const;
   // Every object, in key order; or those of one namespace.

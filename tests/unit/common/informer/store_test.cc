@@ -48,6 +48,14 @@ TEST_CASE("store reads, namespaces and indexes", "[informer][store]") {
     CHECK(RuntimeOf(*j1) == "torch");
     CHECK(s.Get("a", "missing") == nullptr);
     CHECK(s.Get("", "cluster-scoped") != nullptr);
+    // GetCopy: an owned copy equal to what Get shares; editing it leaves the cache alone.
+    std::optional<json::Value> copy = s.GetCopy("a", "j1");
+    REQUIRE(copy.has_value());
+    CHECK(*copy == *j1);
+    copy->Erase("spec");
+    CHECK(RuntimeOf(*s.Get("a", "j1")) == "torch");
+    CHECK_FALSE(s.GetCopy("a", "missing").has_value());
+    CHECK(s.GetCopy("", "cluster-scoped").has_value());
     CHECK(s.size() == 4);
     CHECK(s.ListNamespace("a").size() == 2);
     CHECK(s.ListNamespace("b").size() == 1);
