@@ -1,12 +1,15 @@
 // trainer-bench-apply: the apiserver floor of the controller benchmark (hack/bench/controller).
-// Sends N copies of one object (named <prefix>-<i>) to the apiserver with C concurrent workers,
-// each a server-side apply (or, with --create, a POST), over the same libcurl client the
-// controller uses, and prints {"count", "concurrency", "seconds"} as JSON. The benchmark uses it
-// both to create the TrainJobs and to measure the floor: applying the same N JobSets the
-// controller applies, with the controller's concurrency.
+// Sends N sets of objects to the apiserver with C concurrent workers, each a server-side apply
+// (or, with --create, a POST), over the same libcurl client the controller uses, and prints
+// {"count", "objects", "concurrency", "seconds"} as JSON. Set i holds one object per --file; each
+// object is named after its template's metadata.name with "{name}" replaced by <prefix>-<i> (a
+// name without "{name}" is replaced whole). A worker sends the objects of one set concurrently,
+// one thread each, and moves on when all are answered: what a controller worker does in one
+// reconcile pass. The benchmark uses it to create the TrainJobs and to measure the floor: the
+// controller's writes (snapshot ConfigMap + JobSet per TrainJob) or the JobSets alone.
 //
-//   trainer-bench-apply --kubeconfig K --file jobset.json --namespace ns --prefix floor
-//       --count 1000 --concurrency 5 [--create] [--field-manager floor]
+//   trainer-bench-apply --kubeconfig K --file cm.json --file jobset.json --namespace ns
+//       --prefix floor --count 1000 --concurrency 5 [--create] [--field-manager floor]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -24,7 +27,8 @@
 namespace {
 
 struct Args {
-  std::string kubeconfig, file, ns = "default", prefix = "bench", field_manager = "bench-floor";
+  std::string kubeconfig, ns = "default", prefix = "bench", field_manager = "bench-floor";
+  std::vector<std::string> files;
   int count = 100;
   int concurrency = 5;
   bool create = false;
@@ -35,7 +39,7 @@ bool ParseArgs(int argc, char** argv, Args* a) {
     std::string k = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (k == "--kubeconfig") a->kubeconfig = next();
-    else if (k == "--file") a->file = next();
+    else if (k == "--file") a->files.push_back(next());
     else if (k == "--namespace") a->ns = next();
     else if (k == "--prefix") a->prefix = next();
     else if (k == "--field-manager") a->field_manager = next();
@@ -44,7 +48,7 @@ bool ParseArgs(int argc, char** argv, Args* a) {
     else if (k == "--create") a->create = true;
     else return false;
   }
-  return !a->file.empty() && a->count > 0 && a->concurrency > 0;
+  return !a->files.empty() && a->count > 0 && a->concurrency > 0;
 }
 
 }  // namespace
@@ -53,24 +57,36 @@ int main(int argc, char** argv) {
   using namespace trainer;
   Args args;
   if (!ParseArgs(argc, argv, &args)) {
-    std::fprintf(stderr, "usage: trainer-bench-apply --file F [--kubeconfig K] [--namespace NS] "
-                         "[--prefix P] [--count N] [--concurrency C] [--create]\n");
+    std::fprintf(stderr,
+                 "usage: trainer-bench-apply --file F [--file F2 ...] [--kubeconfig K] "
+                 "[--namespace NS] [--prefix P] [--count N] [--concurrency C] [--create]\n");
     return 2;
   }
-  std::ifstream in(args.file);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  StatusOr<json::Value> tmpl = json::Parse(buf.str());
-  if (!tmpl.ok()) {
-    std::fprintf(stderr, "%s\n", tmpl.status().message().c_str());
-    return 2;
+  struct Template {
+    json::Value obj;
+    const kube::ResourceMapping* mapping = nullptr;
+  };
+  std::vector<Template> templates;
+  for (const std::string& file : args.files) {
+    std::ifstream in(file);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    StatusOr<json::Value> tmpl = json::Parse(buf.str());
+    if (!tmpl.ok()) {
+      std::fprintf(stderr, "%s: %s\n", file.c_str(), tmpl.status().message().c_str());
+      return 2;
+    }
+    StatusOr<const kube::ResourceMapping*> mapping =
+        kube::MappingFor(kube::GroupVersionKind::Of(*tmpl));
+    if (!mapping.ok()) {
+      std::fprintf(stderr, "%s: %s\n", file.c_str(), mapping.status().message().c_str());
+      return 2;
+    }
+    templates.push_back({std::move(*tmpl), *mapping});
   }
-  StatusOr<const kube::ResourceMapping*> mapping =
-      kube::MappingFor(kube::GroupVersionKind::Of(*tmpl));
   StatusOr<kube::RestConfig> cfg = kube::LoadConfig(args.kubeconfig);
-  if (!mapping.ok() || !cfg.ok()) {
-    std::fprintf(stderr, "%s\n",
-                 (!mapping.ok() ? mapping.status() : cfg.status()).message().c_str());
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "%s\n", cfg.status().message().c_str());
     return 2;
   }
   StatusOr<std::unique_ptr<kube::CurlClient>> client = kube::CurlClient::New(std::move(*cfg));
@@ -79,37 +95,53 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Prepare every body first: only requests are timed.
-  std::vector<json::Value> objs;
-  objs.reserve(args.count);
+  std::vector<std::vector<json::Value>> sets(args.count);
   for (int i = 0; i < args.count; ++i) {
-    json::Value o = tmpl->Clone();
-    o["metadata"].Set("name", args.prefix + "-" + std::to_string(i));
-    o["metadata"].Set("namespace", args.ns);
-    objs.push_back(std::move(o));
+    const std::string base = args.prefix + "-" + std::to_string(i);
+    for (const Template& t : templates) {
+      json::Value o = t.obj.Clone();
+      std::string name(kube::Name(o));
+      const size_t at = name.find("{name}");
+      name = at == std::string::npos ? base : name.replace(at, 6, base);
+      o["metadata"].Set("name", name);
+      o["metadata"].Set("namespace", args.ns);
+      sets[i].push_back(std::move(o));
+    }
   }
   std::atomic<int> next{0};
   std::atomic<int> failures{0};
   auto start = std::chrono::steady_clock::now();
+  auto send = [&](size_t t, const json::Value& obj) {
+    const kube::ResourceMapping& m = *templates[t].mapping;
+    const std::string ns = m.namespaced ? args.ns : "";
+    Status s = args.create
+                   ? (*client)->Create(m.gvr, ns, obj, {}).status()
+                   : (*client)
+                         ->Apply(m.gvr, ns, obj, {.field_manager = args.field_manager, .force = true})
+                         .status();
+    if (!s.ok() && ++failures <= 3) std::fprintf(stderr, "%s\n", s.message().c_str());
+  };
   std::vector<std::thread> threads;
   for (int w = 0; w < args.concurrency; ++w) {
     threads.emplace_back([&] {
       for (int i = next++; i < args.count; i = next++) {
-        Status s = args.create
-                       ? (*client)->Create((*mapping)->gvr, args.ns, objs[i], {}).status()
-                       : (*client)
-                             ->Apply((*mapping)->gvr, args.ns, objs[i],
-                                     {.field_manager = args.field_manager, .force = true})
-                             .status();
-        if (!s.ok()) {
-          if (++failures <= 3) std::fprintf(stderr, "%s\n", s.message().c_str());
+        // As the controller's pass: extra objects on their own threads, the first inline.
+        std::vector<std::thread> extra;
+        for (size_t t = 1; t < sets[i].size(); ++t) {
+          extra.emplace_back([&send, t, &obj = sets[i][t]] { send(t, obj); });
         }
+        send(0, sets[i][0]);
+        for (std::thread& e : extra) e.join();
       }
     });
   }
   for (std::thread& t : threads) t.join();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("{\"count\": %d, \"concurrency\": %d, \"seconds\": %.3f, \"failures\": %d}\n",
-              args.count, args.concurrency, seconds, failures.load());
+  std::printf(
+      "{\"count\": %d, \"objects\": %zu, \"concurrency\": %d, \"seconds\": %.3f, "
+      "\"failures\": %d}\n",
+      args.count, static_cast<size_t>(args.count) * templates.size(), args.concurrency, seconds,
+      failures.load());
   return failures.load() == 0 ? 0 : 1;
 }
