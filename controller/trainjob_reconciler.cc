@@ -112,6 +112,19 @@ std::string CreationFailedNote(std::string_view error) {
   return note;
 }
 
+// An apply creates what is missing, so a 404 without a Status body means the apiserver does not
+// serve the kind at all (a PodGroup whose CRD is not installed). Say so in upstream's words
+// (controller-runtime's RESTMapper error) rather than "404 page not found".
+StatusOr<json::Value> NoKindMatchIfNotServed(StatusOr<json::Value> applied,
+                                             const kube::GroupVersionKind& gvk) {
+  if (applied.ok() || !IsNotFound(applied.status()) ||
+      !applied.status().message().starts_with("the server responded with HTTP 404")) {
+    return applied;
+  }
+  return NotFoundError("no matches for kind \"" + gvk.kind + "\" in version \"" +
+                       gvk.ApiVersion() + "\"");
+}
+
 bool UpToDate(const json::Value& live, std::string_view hash) {
   const json::Value* meta = live.Find("metadata");
   if (meta == nullptr) return false;
@@ -363,6 +376,7 @@ Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::Train
     std::string ns(kube::Namespace(p.obj));
     p.out = deps_.writer->Apply(p.mapping->gvr, p.mapping->namespaced ? ns : "", p.obj,
                                 kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
+    p.out = NoKindMatchIfNotServed(std::move(p.out), p.gvk);
   };
   // The objects do not depend on each other (the snapshot is read only by later passes), so they
   // go out concurrently: a pass costs one apply's latency, not the sum.

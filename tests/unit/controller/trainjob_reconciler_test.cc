@@ -345,6 +345,26 @@ TEST_CASE("unsupported runtime: Failed condition is written, no retry", "[reconc
   CHECK(c->Find("message")->AsString() == "unsupported runtime: Foo.trainer.kubeflow.org");
 }
 
+TEST_CASE("apply of a kind the apiserver does not serve: upstream's no-match text",
+          "[reconciler]") {
+  Fixture f;
+  f.cluster.Put(TrainJob("tj"));
+  // What a PATCH to the path of a resource without a CRD gets: a bare 404 page, no Status.
+  f.cluster.FailApplies("JobSet",
+                        NotFoundError("the server responded with HTTP 404: 404 page not found\n"));
+  CHECK_FALSE(f.Run().error.ok());
+  const json::Value* c = f.Condition("ResourcesCreationFailed");
+  REQUIRE(c != nullptr);
+  CHECK(c->Find("reason")->AsString() == "ApplyFailed");
+  CHECK(c->Find("message")->AsString() ==
+        "JobSet ns/tj: no matches for kind \"JobSet\" in version \"jobset.x-k8s.io/v1alpha2\"");
+  // A NotFound the apiserver explains (a Status body) is passed on as it is.
+  f.cluster.FailApplies("JobSet", NotFoundError("namespaces \"ns\" not found"));
+  CHECK_FALSE(f.Run().error.ok());
+  CHECK(f.Condition("ResourcesCreationFailed")->Find("message")->AsString() ==
+        "JobSet ns/tj: namespaces \"ns\" not found");
+}
+
 TEST_CASE("apply error: event, condition naming the object while it lasts", "[reconciler]") {
   Fixture f;
   f.cluster.Put(TrainJob("tj"));
