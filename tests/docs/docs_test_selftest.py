@@ -2,7 +2,8 @@
 """Self-test of docs_test.py without a cluster: the parser on testdata/selftest.md (every marker
 kind), the output matcher, and a full run of the fixture with testdata/fakebin/kubectl standing in
 for kubectl. The fixture says above each block whether the run must pass it, fail it or leave it
-alone; this test checks that the runner's report agrees, block by block."""
+alone; this test checks that the runner's report agrees, block by block. It also checks that
+docs/README.md indexes every guide in docs/."""
 
 import os
 import pathlib
@@ -110,7 +111,18 @@ def test_run(text, expect):
         print(report)
 
 
+def test_index():
+    """docs/README.md links every guide in docs/, and every guide it links exists."""
+    docs = HERE.parents[1] / "docs"
+    index = (docs / "README.md").read_text()
+    linked = set(re.findall(r"\]\(([\w.-]+\.md)\)", index))
+    guides = {p.name for p in docs.glob("*.md")} - {"README.md"}
+    check(guides <= linked, f"guides missing from docs/README.md: {sorted(guides - linked)}")
+    check(linked <= guides, f"docs/README.md links missing guides: {sorted(linked - guides)}")
+
+
 def main():
+    test_index()
     text = FIXTURE.read_text()
     blocks, expect = expectations(text)
     test_parser(blocks)
