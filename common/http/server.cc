@@ -13,8 +13,12 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
 #include <cstdlib>
+#include <functional>
+#include <list>
 #include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -100,6 +104,103 @@ void ShutdownReads(int port) {
   closedir(dir);
 }
 
+// Runs each accepted connection on a thread of its own, up to `max` at once, as Go's server
+// runs a goroutine per connection. httplib keeps a connection on one thread for its whole life
+// (TLS handshake, the wait for its first request, keep-alive), so with httplib's fixed pool as
+// many idle or slow clients as there are threads lock every other client out (measured by
+// tests/chaos/hostile_clients.py: 80 silent TCP connections made 64 threads time out new
+// handshakes). `keep` threads stay; threads above it exit after kSpareIdle without work.
+class ConnectionPool final : public httplib::TaskQueue {
+ public:
+  ConnectionPool(size_t keep, size_t max) : keep_(keep), max_(std::max(keep, max)) {}
+  ~ConnectionPool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::list<std::thread> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(fn));
+      // Every waiting thread takes one job; spawn when the jobs outnumber them.
+      if (jobs_.size() > idle_ && threads_.size() < max_) {
+        Spawn();
+      }
+      done.swap(finished_);
+    }
+    cv_.notify_one();
+    for (std::thread& t : done) {
+      t.join();
+    }
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (;;) {
+      std::list<std::thread> batch;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        batch.swap(threads_);
+        batch.splice(batch.end(), finished_);
+      }
+      if (batch.empty()) {
+        return;
+      }
+      for (std::thread& t : batch) {
+        t.join();
+      }
+    }
+  }
+
+ private:
+  static constexpr std::chrono::seconds kSpareIdle{30};
+
+  // Under mu_. The thread's own list node lets it retire itself into finished_.
+  void Spawn() {
+    threads_.emplace_back();
+    auto self = std::prev(threads_.end());
+    *self = std::thread([this, self] { Work(self); });
+  }
+
+  void Work(std::list<std::thread>::iterator self) {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      ++idle_;
+      const bool woken =
+          cv_.wait_for(lock, kSpareIdle, [this] { return stop_ || !jobs_.empty(); });
+      --idle_;
+      if (!jobs_.empty()) {
+        std::function<void()> fn = std::move(jobs_.front());
+        jobs_.pop_front();
+        lock.unlock();
+        fn();
+        fn = nullptr;
+        lock.lock();
+        continue;
+      }
+      if (stop_) {
+        return;  // shutdown() joins it
+      }
+      if (!woken && threads_.size() > keep_) {
+        finished_.splice(finished_.end(), threads_, self);
+        return;  // the next enqueue() or shutdown() joins it
+      }
+    }
+  }
+
+  const size_t keep_;
+  const size_t max_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::list<std::function<void()>> jobs_;
+  std::list<std::thread> threads_;
+  std::list<std::thread> finished_;
+  size_t idle_ = 0;
+  bool stop_ = false;
+};
+
 }  // namespace
 
 StatusOr<HostPort> ParseBindAddress(std::string_view address) {
@@ -166,7 +267,11 @@ Server::Server(ServerOptions options)
     impl_ = std::make_unique<httplib::Server>();
   }
   const size_t threads = options_.threads;
-  impl_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  const size_t max_threads =
+      std::clamp<size_t>(options_.max_threads, threads, kMaxConnectionThreads);
+  impl_->new_task_queue = [threads, max_threads] {
+    return new ConnectionPool(threads, max_threads);
+  };
   impl_->set_tcp_nodelay(true);
   impl_->set_socket_options(SocketOptions);
   impl_->set_keep_alive_max_count(options_.keep_alive_max_count);

@@ -6,8 +6,10 @@
 // TCP_NODELAY (otherwise every response waits ~40 ms on Nagle + delayed ACK); keep-alive of
 // 100000 requests / 60 s (httplib's default closes after 5 requests: a TLS handshake every 5
 // admissions); a thread pool larger than the expected number of connections, because an idle
-// keep-alive connection holds its thread; read/write timeouts so a slow client cannot hold a
-// thread forever; a body limit. TLS is 1.2+ with ECDHE + AES-GCM/CHACHA20 only.
+// keep-alive connection holds its thread, and more threads are started on demand (up to
+// max_threads) so idle or slow clients cannot lock others out; read/write timeouts so a slow
+// client cannot hold a thread forever; a body limit. TLS is 1.2+ with ECDHE + AES-GCM/CHACHA20
+// only.
 //
 //   http::Server server({.address = ":9443", .tls = &cert_watcher});
 //   server.Post("/validate-x", [](const http::Request& req, http::Response& res) { ... });
@@ -46,7 +48,10 @@ struct ServerOptions {
   std::string address = ":0";
   // Serve TLS with the watcher's current certificate; plain HTTP when null.
   CertWatcher* tls = nullptr;
-  size_t threads = 64;  // capped at kMaxThreads
+  size_t threads = 64;  // kept running; capped at kMaxThreads
+  // A connection holds its thread while it is open: threads are added on demand up to this many
+  // connections at once (capped at kMaxConnectionThreads); extra ones exit when idle.
+  size_t max_threads = 1024;
   size_t max_body_bytes = 7 * 1024 * 1024;
   size_t keep_alive_max_count = 100000;
   // Longer than Go's http.Transport idle timeout (90 s, the kube-apiserver's webhook client):
@@ -63,6 +68,7 @@ struct ServerOptions {
 };
 
 inline constexpr size_t kMaxThreads = 512;
+inline constexpr size_t kMaxConnectionThreads = 4096;
 
 // Splits a bind address: ":8080" -> {"0.0.0.0", 8080}, "127.0.0.1:0", "[::1]:9443".
 struct HostPort {

@@ -413,5 +413,49 @@ TEST_CASE("health checks: aggregated, per-check, verbose, exclude; /metrics") {
   CHECK(m->body.find("trainer_test_total 1") != std::string::npos);
 }
 
+// A connection holds its thread while open: silent or idle clients beyond the kept threads must
+// not lock others out (tests/chaos/hostile_clients.py does the same over TLS on the test bed).
+TEST_CASE("silent connections beyond the kept threads do not block other clients") {
+  for (bool tls : {false, true}) {
+    TlsFixture f;
+    Server plain({.address = "127.0.0.1:0", .threads = 2});
+    plain.Get("/port", [](const Request& req, Response& res) {
+      res.set_content(std::to_string(req.remote_port), "text/plain");
+    });
+    REQUIRE(plain.Start().ok());
+    const int port = tls ? f.server->port() : plain.port();
+    const int silent = tls ? 80 : 8;  // the TLS fixture keeps the default 64 threads
+    std::vector<int> fds;
+    for (int i = 0; i < silent; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(port));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+      fds.push_back(fd);
+    }
+    std::this_thread::sleep_for(200ms);  // all accepted and handed to threads
+    const auto start = std::chrono::steady_clock::now();
+    bool ok = false;
+    if (tls) {
+      auto cli = f.Client();
+      auto r = cli->Get("/port");
+      ok = r && r->status == 200;
+    } else {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_read_timeout(15, 0);
+      auto r = cli.Get("/port");
+      ok = r && r->status == 200;
+    }
+    const auto took = std::chrono::steady_clock::now() - start;
+    INFO("tls=" << tls << " took "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    CHECK(ok);
+    CHECK(took < 2s);  // a silent client holds its thread up to the 10 s handshake/read timeout
+    for (int fd : fds) close(fd);
+  }
+}
+
 }  // namespace
 }  // namespace trainer::http
