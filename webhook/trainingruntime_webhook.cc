@@ -79,8 +79,12 @@ field::ErrorList ValidateReplicatedJobs(const json::Value& replicated_jobs) {
 AdmissionResponse TrainingRuntimeValidator::Handle(const AdmissionRequest& req) {
   const bool create = req.operation == "CREATE";
   const bool update = req.operation == "UPDATE";
+  if (req.operation == "DELETE" || req.operation == "CONNECT") {
+    return AdmissionResponse::Allowed();  // not validated upstream
+  }
   if (!create && !update) {
-    return AdmissionResponse::Allowed();
+    // controller-runtime's validator answers anything else so (a hand-made review).
+    return AdmissionResponse::Errored(400, "unknown operation \"" + req.operation + "\"");
   }
   if (!req.object.IsObject()) {
     return AdmissionResponse::Errored(400, "there is no content to decode in object");

@@ -125,8 +125,12 @@ AdmissionResponse TrainJobDefaulter::Handle(const AdmissionRequest& req) {
 }
 
 AdmissionResponse TrainJobValidator::Handle(const AdmissionRequest& req) {
+  if (req.operation == kDelete || req.operation == "CONNECT") {
+    return AdmissionResponse::Allowed();  // not validated upstream
+  }
   if (req.operation != kCreate && req.operation != kUpdate) {
-    return AdmissionResponse::Allowed();  // DELETE, CONNECT: not validated upstream
+    // controller-runtime's validator answers anything else so (a hand-made review).
+    return AdmissionResponse::Errored(400, "unknown operation \"" + req.operation + "\"");
   }
   StatusOr<api::TrainJob> job = Decode(req.object, "object");
   if (!job.ok()) {

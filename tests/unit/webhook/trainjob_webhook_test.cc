@@ -275,6 +275,18 @@ TEST_CASE("validator: a valid TrainJob is allowed") {
   CHECK(r.warnings.empty());
 }
 
+TEST_CASE("validator: DELETE and CONNECT pass, an unknown or missing operation is a 400") {
+  ValidatorFixture f;
+  CHECK(f.validator->Handle(Request("DELETE", "", kJob)).allowed);
+  CHECK(f.validator->Handle(Request("CONNECT", kJob)).allowed);
+  for (const char* op : {"", "PATCH"}) {
+    AdmissionResponse r = f.validator->Handle(Request(op, kJob));
+    CHECK_FALSE(r.allowed);
+    CHECK(r.code == 400);
+    CHECK(r.message == "unknown operation \"" + std::string(op) + "\"");
+  }
+}
+
 TEST_CASE("validator: unsupported runtime kind") {
   ValidatorFixture f;
   AdmissionRequest req = Request("CREATE", kJob);
