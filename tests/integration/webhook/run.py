@@ -18,8 +18,6 @@ Environment: TESTBED_DIR (kubeconfig, pki/), TRAINER_BIN_DIR (trainer-webhook), 
 import json
 import os
 import shutil
-import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -44,18 +42,6 @@ def check(cond, what):
     else:
         print(f"FAIL {what}")
         failures.append(what)
-
-
-def served_cn(port, ca):
-    ctx = ssl.create_default_context(cafile=ca)
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
-            cert = t.getpeercert()
-    for rdn in cert.get("subject", ()):
-        for k, v in rdn:
-            if k == "commonName":
-                return v
-    return ""
 
 
 def runtime(kind, name, labels=None, replicas=1, container="node"):
@@ -183,7 +169,7 @@ def main():
                   "podTemplateOverrides translated into a timed runtimePatches entry")
 
         # ---- certificate rotation under load ----
-        check(served_cn(port, ca) == "trainer-webhook-1", "serving the first certificate")
+        check(testbed.served_cn(port, ca) == "trainer-webhook-1", "serving the first certificate")
         results = []
         stop_at = time.time() + 8
         rotated = False
@@ -198,9 +184,9 @@ def main():
                 certs.publish(*sign_cert(pki, work, "trainer-webhook-2"))
                 rotated = True
         deadline = time.time() + 10
-        while time.time() < deadline and served_cn(port, ca) != "trainer-webhook-2":
+        while time.time() < deadline and testbed.served_cn(port, ca) != "trainer-webhook-2":
             time.sleep(0.2)
-        check(served_cn(port, ca) == "trainer-webhook-2", "rotated certificate served")
+        check(testbed.served_cn(port, ca) == "trainer-webhook-2", "rotated certificate served")
         check(len(results) > 5 and all(results),
               f"no admission failed across the rotation ({sum(results)}/{len(results)})")
         p = k.create(trainjob("after-rotation", f"torch-{RUN_ID}"), "--dry-run=server")

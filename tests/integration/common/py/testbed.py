@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -97,8 +98,9 @@ def free_port():
     return port
 
 
-def wait_for(what, fn, timeout=30.0):
-    """Polls fn until it returns something truthy, which it returns; raises on the deadline."""
+def wait_for(what, fn, timeout=30.0, interval=0.1):
+    """Polls fn every `interval` s until it returns something truthy, which it returns; raises
+    on the deadline."""
     deadline = time.time() + timeout
     last = None
     while time.time() < deadline:
@@ -108,7 +110,7 @@ def wait_for(what, fn, timeout=30.0):
                 return last
         except Exception as e:  # noqa: BLE001 - keep polling; report the last error
             last = e
-        time.sleep(0.1)
+        time.sleep(interval)
     raise AssertionError("timed out after %.0fs waiting for %s (last: %r)" % (timeout, what, last))
 
 
@@ -119,10 +121,10 @@ def condition(obj, ctype):
     return None
 
 
-def http_get(url):
+def http_get(url, timeout=5):
     """(status, body); (0, "") when nothing answers."""
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -203,12 +205,14 @@ class Controller:
         return self.proc.returncode
 
 
-def sign_cert(pki, out_dir, cn):
-    """A serving certificate for 127.0.0.1 signed by the test bed CA: (crt path, key path)."""
+def sign_cert(pki, out_dir, cn, dns=("localhost",)):
+    """A serving certificate for 127.0.0.1 and the `dns` names signed by the test bed CA:
+    (crt path, key path)."""
     key, csr, crt = (os.path.join(out_dir, f"{cn}.{e}") for e in ("key", "csr", "crt"))
     ext = os.path.join(out_dir, f"{cn}.ext")
     with open(ext, "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+        f.write("subjectAltName=IP:127.0.0.1" + "".join(f",DNS:{d}" for d in dns) +
+                "\nextendedKeyUsage=serverAuth\n")
     subprocess.run(["openssl", "req", "-new", "-newkey", "ec", "-pkeyopt",
                     "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-subj", f"/CN={cn}",
                     "-out", csr], check=True, capture_output=True)
@@ -238,6 +242,19 @@ class SecretDir:
             link = os.path.join(self.path, name)
             if not os.path.islink(link):
                 os.symlink(os.path.join("..data", name), link)
+
+
+def served_cn(port, ca):
+    """The commonName of the certificate served on 127.0.0.1:port (verified against `ca`)."""
+    ctx = ssl.create_default_context(cafile=ca)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
+            cert = t.getpeercert()
+    for rdn in cert.get("subject", ()):
+        for k, v in rdn:
+            if k == "commonName":
+                return v
+    return ""
 
 
 def scoped_webhook_configurations(port, ca, prefix, label, run_id):
@@ -282,14 +299,14 @@ class Webhook:
     one, e.g. service_account_kubeconfig's), ready
     (/readyz). `register(...)` installs the scoped webhook configurations; `stop()` removes them."""
 
-    def __init__(self, k, work, cn="trainer-webhook-1", kubeconfig=None):
+    def __init__(self, k, work, cn="trainer-webhook-1", kubeconfig=None, dns=("localhost",)):
         self.k = k
         self.work = work
         self.pki = os.path.join(k.testbed, "pki")
         self.ca = os.path.join(self.pki, "ca.crt")
         self.certs = SecretDir(os.path.join(work, "certs"))
         os.mkdir(self.certs.path)
-        self.certs.publish(*sign_cert(self.pki, work, cn))
+        self.certs.publish(*sign_cert(self.pki, work, cn, dns))
         self.port, self.metrics_port, self.probe_port = free_port(), free_port(), free_port()
         self.log_path = os.path.join(work, "webhook.log")
         self.log = open(self.log_path, "w")
