@@ -111,33 +111,39 @@ field::ValidationResult TrainingRuntime::RunValidation(const api::TrainJob* old_
                                                           new_job);
 }
 
+StatusOr<std::shared_ptr<const api::TrainingRuntime>> TrainingRuntime::GetShared(
+    const api::TrainJob& job) const {
+  return pipeline_->reader->GetTrainingRuntime(Kind(), Namespace(job), job.spec.runtime_ref.name);
+}
+
 field::ValidationResult TrainingRuntime::ValidateObjects(const api::TrainJob* old_job,
                                                          const api::TrainJob& new_job) {
-  StatusOr<api::TrainingRuntime> runtime = GetLive(new_job, nullptr);
+  StatusOr<std::shared_ptr<const api::TrainingRuntime>> runtime = GetShared(new_job);
   if (!runtime.ok()) {
     field::ValidationResult result;
     result.errors.push_back(RuntimeMissing(new_job, runtime.status()));
     return result;
   }
-  return RunValidation(old_job, new_job, *runtime);
+  return RunValidation(old_job, new_job, **runtime);
 }
 
 field::ValidationResult ClusterTrainingRuntime::ValidateObjects(const api::TrainJob* old_job,
                                                                 const api::TrainJob& new_job) {
-  StatusOr<api::TrainingRuntime> runtime = GetLive(new_job, nullptr);
+  StatusOr<std::shared_ptr<const api::TrainingRuntime>> shared = GetShared(new_job);
   field::ValidationResult result;
-  if (!runtime.ok()) {
-    result.errors.push_back(RuntimeMissing(new_job, runtime.status()));
+  if (!shared.ok()) {
+    result.errors.push_back(RuntimeMissing(new_job, shared.status()));
     return result;
   }
-  auto label = runtime->metadata.labels.find(framework::kLabelSupport);
-  if (label != runtime->metadata.labels.end() && label->second == framework::kSupportDeprecated) {
-    result.warnings.push_back("Referenced ClusterTrainingRuntime \"" + runtime->metadata.name +
+  const api::TrainingRuntime& runtime = **shared;
+  auto label = runtime.metadata.labels.find(framework::kLabelSupport);
+  if (label != runtime.metadata.labels.end() && label->second == framework::kSupportDeprecated) {
+    result.warnings.push_back("Referenced ClusterTrainingRuntime \"" + runtime.metadata.name +
                               "\" is deprecated and will be removed in a future release of "
                               "Kubeflow Trainer. See runtime deprecation policy: " +
                               framework::kRuntimeDeprecationPolicyURL);
   }
-  result.Append(RunValidation(old_job, new_job, *runtime));
+  result.Append(RunValidation(old_job, new_job, runtime));
   return result;
 }
 

@@ -49,6 +49,9 @@ class TrainingRuntime : public Runtime {
                                                   const api::TrainingRuntime& runtime);
   // Reads the live runtime of `job` and decodes it; `raw` receives the document.
   StatusOr<api::TrainingRuntime> GetLive(const api::TrainJob& job, json::Value* raw) const;
+  // The decoded runtime of `job` as the reader shares it (admission: no copy, no decode when
+  // the reader caches decoded runtimes).
+  StatusOr<std::shared_ptr<const api::TrainingRuntime>> GetShared(const api::TrainJob& job) const;
   field::ValidationResult RunValidation(const api::TrainJob* old_job, const api::TrainJob& new_job,
                                         const api::TrainingRuntime& runtime);
 

@@ -1,6 +1,7 @@
 // GVK constants and the in-memory Reader.
 #include <cctype>
 
+#include "runtime/api/codec.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/map_reader.h"
 #include "runtime/framework/reader.h"
@@ -34,6 +35,13 @@ std::string NotFoundMessage(const GroupVersionKind& gvk, std::string_view name) 
   }
   std::string resource = gvk.group.empty() ? plural : plural + "." + gvk.group;
   return resource + " \"" + std::string(name) + "\" not found";
+}
+
+StatusOr<std::shared_ptr<const api::TrainingRuntime>> Reader::GetTrainingRuntime(
+    const GroupVersionKind& gvk, std::string_view ns, std::string_view name) const {
+  ASSIGN_OR_RETURN(json::Value doc, Get(gvk, ns, name));
+  ASSIGN_OR_RETURN(api::TrainingRuntime runtime, api::DecodeTrainingRuntime(doc));
+  return std::make_shared<const api::TrainingRuntime>(std::move(runtime));
 }
 
 namespace {

@@ -3,11 +3,13 @@
 // trainer-render pass a MapReader (runtime/framework/map_reader.h).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "common/json/json.h"
 #include "common/status/status.h"
+#include "runtime/api/types.h"
 
 namespace trainer::framework {
 
@@ -36,6 +38,14 @@ class Reader {
   // `trainingruntimes.trainer.kubeflow.org "name" not found`.
   virtual StatusOr<json::Value> Get(const GroupVersionKind& gvk, std::string_view ns,
                                     std::string_view name) const = 0;
+
+  // A TrainingRuntime or ClusterTrainingRuntime (`gvk` is one of them), decoded; Get()'s error
+  // or the decode error otherwise. Immutable, so it may be shared between threads. This default
+  // decodes Get()'s document on every call; the webhook's readers override it to keep one
+  // decoded copy per object version, since every TrainJob admission reads its runtime and
+  // runtimes rarely change.
+  virtual StatusOr<std::shared_ptr<const api::TrainingRuntime>> GetTrainingRuntime(
+      const GroupVersionKind& gvk, std::string_view ns, std::string_view name) const;
 };
 
 // The apiserver's NotFound text for a kind: `<plural>.<group> "<name>" not found`
