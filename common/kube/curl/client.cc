@@ -162,8 +162,19 @@ void* CurlClient::AcquireHandle() {
 }
 
 void CurlClient::ReleaseHandle(void* h) {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (pool_.size() < options_.max_idle_connections) {
+      pool_.push_back(h);
+      return;
+    }
+  }
+  curl_easy_cleanup(static_cast<CURL*>(h));  // closes its connection
+}
+
+size_t CurlClient::idle_connections() const {
   std::lock_guard<std::mutex> lock(pool_mu_);
-  pool_.push_back(h);
+  return pool_.size();
 }
 
 Status CurlClient::Configure(void* handle, const std::string& path, void** header_list,

@@ -317,6 +317,30 @@ TEST_CASE("connections are reused across requests and threads", "[protocol]") {
   CHECK(server.connections() <= 4);
 }
 
+TEST_CASE("a burst's connections beyond max_idle_connections are closed after it", "[protocol]") {
+  ScriptServer server([](const ScriptServer::Request&, ScriptServer::Conn& c) {
+    std::this_thread::sleep_for(100ms);  // so the burst's requests overlap
+    c.Write(ScriptServer::Response(200, R"({"metadata":{"name":"x"}})"));
+  });
+  ClientOptions o = FastOptions();
+  o.max_idle_connections = 2;
+  auto client = NewClient(server, o);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] { ok += client->Get(kConfigMaps, "ns", "x").ok(); });
+  }
+  for (auto& t : threads) t.join();
+  REQUIRE(ok == 8);
+  CHECK(client->connections_opened() > 2);  // the burst needed more than the pool keeps
+  CHECK(client->idle_connections() == 2);
+  // The kept ones are reused: sequential requests open no new connection.
+  const uint64_t opened = client->connections_opened();
+  for (int i = 0; i < 5; ++i) REQUIRE(client->Get(kConfigMaps, "ns", "x").ok());
+  CHECK(client->connections_opened() == opened);
+  CHECK(client->idle_connections() == 2);
+}
+
 TEST_CASE("a rotated token is re-read after a 401", "[protocol]") {
   namespace fs = std::filesystem;
   const fs::path token = fs::temp_directory_path() / ("kube-token-" + std::to_string(::getpid()));
