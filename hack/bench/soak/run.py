@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Soak benchmark: trainer-webhook and trainer-controller under a steady TrainJob churn, with
+their memory sampled over time, to show that it stays flat (or to catch what grows).
+
+Set-up: `hack/run-local.sh up --no-jobset-controller` in a private state dir: a fresh test bed
+(hack/testbed/up.sh), deploy/ installed (CRDs, RBAC, the default runtimes), trainer-webhook
+registered by URL with the shipped webhook configurations and trainer-controller with leader
+election, both as their ServiceAccounts. No JobSet controller: JobSets stay as trainer wrote
+them, and this script writes the status of some of them by hand.
+
+Churn, for --minutes (default 10): a TrainJob is created every 1/--rate seconds (names never
+reused; runtimes rotate over --runtimes), and once more than --live TrainJobs exist the oldest
+is deleted (background propagation: the garbage collector removes its JobSet and ConfigMap), so
+the live count stays constant. Every --complete-every-th TrainJob gets its JobSet's status
+patched to Completed a few seconds after it is created, so the status path runs too (the
+controller writes jobsStatus and the Complete condition). All requests go over one keep-alive
+HTTPS connection with the test bed's admin certificate, so the client costs little CPU.
+
+Sampling: every --sample-seconds, each service's VmRSS, CPU (utime+stime, shown as % of one
+core over the interval), threads and open fds from /proc.
+
+Verdict: a least-squares line through RSS over the second half of the run (the first half is
+warm-up: caches fill, allocator arenas settle). "flat" when its slope is below
+--threshold-mb-per-hour for both services, else "growing" and exit status 1. The threshold is
+printed with the result.
+
+Usage: hack/bench/soak/run.py [--minutes 10] [--rate 2] [--live 60] [--complete-every 2]
+         [--sample-seconds 5] [--threshold-mb-per-hour 5] [--bin build/bin] [--csv FILE]
+         [--keep]   (leave the local run up afterwards; stop it with the printed command)
+--bin may point at a sanitizer build (build-asan/bin): ASAN_OPTIONS etc. are passed through to
+the services, so a leak report at their exit lands wherever ASAN_OPTIONS=log_path says.
+"""
+
+import argparse
+import base64
+import collections
+import concurrent.futures
+import http.client
+import json
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "hack", "bench"))
+from benchlib import proc_cpu_rss  # noqa: E402
+
+SERVICES = ("trainer-webhook", "trainer-controller")
+NS = "soak"
+TRAINER_API = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/%s/trainjobs" % NS
+JOBSET_API = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % NS
+
+
+class Api:
+    """A small Kubernetes REST client: one keep-alive HTTPS connection, admin client cert."""
+
+    def __init__(self, kubeconfig, work):
+        with open(kubeconfig) as f:
+            kc = yaml.safe_load(f)
+        cluster = kc["clusters"][0]["cluster"]
+        user = kc["users"][0]["user"]
+        files = {}
+        for key in ("certificate-authority-data", "client-certificate-data", "client-key-data"):
+            path = os.path.join(work, key)
+            with open(path, "wb") as f:
+                f.write(base64.b64decode(cluster.get(key) or user.get(key)))
+            files[key] = path
+        self.ctx = ssl.create_default_context(cafile=files["certificate-authority-data"])
+        self.ctx.load_cert_chain(files["client-certificate-data"], files["client-key-data"])
+        server = cluster["server"].split("://", 1)[1]
+        self.host, self.port = server.rsplit(":", 1)
+        self.conn = None
+
+    def call(self, method, path, body=None, content_type="application/json"):
+        """(status, decoded JSON body or None). Reconnects once on a dropped connection."""
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in (0, 1):
+            if self.conn is None:
+                self.conn = http.client.HTTPSConnection(self.host, int(self.port),
+                                                        context=self.ctx, timeout=30)
+            try:
+                self.conn.request(method, path, body=data,
+                                  headers={"Content-Type": content_type} if data else {})
+                r = self.conn.getresponse()
+                raw = r.read()
+                return r.status, (json.loads(raw) if raw else None)
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = None
+                if attempt:
+                    raise
+        return 0, None
+
+
+def trainjob(name, runtime):
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": name, "namespace": NS, "labels": {"soak": "true"}},
+            "spec": {"runtimeRef": {"name": runtime},
+                     "trainer": {"numNodes": 2, "command": ["python3", "-c", "print(1)"]}}}
+
+
+def completed_status():
+    return {"status": {
+        "replicatedJobsStatus": [{"name": "node", "ready": 0, "succeeded": 2, "failed": 0,
+                                  "active": 0, "suspended": 0}],
+        "conditions": [{"type": "Completed", "status": "True", "reason": "AllJobsCompleted",
+                        "message": "jobset completed successfully",
+                        "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}
+
+
+class Churn:
+    """Creates, completes and deletes TrainJobs at a fixed rate on a pool of --clients threads
+    (each its own connection, so one slow admission does not hold the rate back); counts what
+    happened and how long each kind of request took."""
+
+    def __init__(self, kubeconfig, work, args):
+        self.kubeconfig, self.work, self.args = kubeconfig, work, args
+        self.runtimes = args.runtimes.split(",")
+        self.local = threading.local()
+        self.pool = concurrent.futures.ThreadPoolExecutor(args.clients)
+        self.mu = threading.Lock()
+        self.live = collections.deque()  # names, oldest first
+        self.to_complete = collections.deque()  # (due time, name, first due time)
+        self.completed = []  # names whose JobSet status was patched to Completed
+        self.counts = collections.Counter()
+        self.seconds = collections.Counter()  # request kind -> total seconds
+        self.seq = 0
+
+    def api(self):
+        if not hasattr(self.local, "api"):
+            self.local.api = Api(self.kubeconfig, self.work)
+        return self.local.api
+
+    def call(self, kind, *args):
+        t = time.time()
+        status, body = self.api().call(*args)
+        with self.mu:
+            self.seconds[kind] += time.time() - t
+            self.counts[kind + "_requests"] += 1
+        return status, body
+
+    def tick(self):
+        """Submits the next create and the JobSet status patches now due; returns the number of
+        requests waiting for a client."""
+        self.seq += 1
+        self.pool.submit(self.create, self.seq)
+        now = time.time()
+        with self.mu:
+            due = [self.to_complete.popleft() for _ in range(len(self.to_complete))
+                   if self.to_complete[0][0] <= now]
+        for d in due:
+            self.pool.submit(self.complete, *d)
+        return self.pool._work_queue.qsize()
+
+    def create(self, seq):
+        name = "soak-%06d" % seq
+        status, body = self.call("create", "POST", TRAINER_API,
+                                 trainjob(name, self.runtimes[seq % len(self.runtimes)]))
+        if status != 201:
+            self.error("create", "%s: %s %s" % (name, status, (body or {}).get("message")))
+            return
+        with self.mu:
+            self.counts["created"] += 1
+            self.live.append(name)
+            old = []
+            while len(self.live) > self.args.live:
+                old.append(self.live.popleft())
+        if seq % self.args.complete_every == 0:
+            due = time.time() + 3
+            with self.mu:
+                self.to_complete.append((due, name, due))
+        for n in old:
+            status, body = self.call("delete", "DELETE", "%s/%s" % (TRAINER_API, n),
+                                     {"propagationPolicy": "Background"})
+            if status in (200, 202):
+                with self.mu:
+                    self.counts["deleted"] += 1
+            else:
+                self.error("delete", "%s: %s %s" % (n, status, (body or {}).get("message")))
+
+    def complete(self, due, name, first_due):
+        """Patches the JobSet of `name` to Completed; retried a second later while it does not
+        exist yet (the controller applies it shortly after the create), for up to a minute."""
+        status, body = self.call("complete", "PATCH", "%s/%s/status" % (JOBSET_API, name),
+                                 completed_status(), "application/merge-patch+json")
+        with self.mu:
+            if status == 200:
+                self.counts["jobsets_completed"] += 1
+                self.completed.append(name)
+                return
+            alive = name in self.live
+            if status == 404 and alive and time.time() < first_due + 60:
+                self.to_complete.append((time.time() + 1, name, first_due))
+                return
+        if alive:
+            self.error("complete", "JobSet %s status: %s %s" % (
+                name, status, (body or {}).get("message")))
+
+    def error(self, kind, msg):
+        with self.mu:
+            self.counts[kind + "_errors"] += 1
+            self.counts["notes"] += 1
+            if self.counts["notes"] > 20:
+                return
+        print("  churn: %s %s" % (kind, msg), file=sys.stderr, flush=True)
+
+    def finish(self):
+        self.pool.shutdown(wait=True)
+
+    def mean_ms(self, kind):
+        n = self.counts[kind + "_requests"]
+        return 1000 * self.seconds[kind] / n if n else 0.0
+
+    def completed_and_live(self):
+        """How many live TrainJobs whose JobSet was completed carry Complete=True."""
+        live = set(self.live)
+        names = [n for n in self.completed if n in live]
+        ok = 0
+        for n in names:
+            _, tj = self.api().call("GET", "%s/%s" % (TRAINER_API, n))
+            conds = ((tj or {}).get("status") or {}).get("conditions") or []
+            ok += any(c["type"] == "Complete" and c["status"] == "True" for c in conds)
+        return ok, len(names)
+
+
+def pid_of(testbed_dir, name):
+    with open(os.path.join(testbed_dir, "pids", name)) as f:
+        return int(f.read().split()[0])
+
+
+def threads_fds(pid):
+    threads = 0
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    return threads, len(os.listdir("/proc/%d/fd" % pid))
+
+
+class Sampler(threading.Thread):
+    def __init__(self, pids, every):
+        super().__init__(daemon=True)
+        self.pids, self.every = pids, every
+        self.rows = []  # (seconds since start, {service: (rss MB, cpu %, threads, fds)})
+        self.stop = threading.Event()
+        self.start_time = time.time()
+
+    def run(self):
+        last = {s: (self.start_time, proc_cpu_rss(p)[0]) for s, p in self.pids.items()}
+        while True:
+            now = time.time()
+            row = {}
+            for s, pid in self.pids.items():
+                cpu, _, rss = proc_cpu_rss(pid)
+                t0, cpu0 = last[s]
+                last[s] = (now, cpu)
+                pct = 100 * (cpu - cpu0) / max(now - t0, 1e-3)
+                row[s] = (rss / 2**20, pct) + threads_fds(pid)
+            self.rows.append((now - self.start_time, row))
+            if self.stop.wait(self.every):
+                return
+
+
+def slope_mb_per_hour(points):
+    """Least-squares slope of (seconds, MB) points, in MB per hour."""
+    n = len(points)
+    if n < 2:
+        return 0.0
+    mx = sum(p[0] for p in points) / n
+    my = sum(p[1] for p in points) / n
+    sxx = sum((p[0] - mx) ** 2 for p in points)
+    sxy = sum((p[0] - mx) * (p[1] - my) for p in points)
+    return (sxy / sxx) * 3600 if sxx else 0.0
+
+
+def report(sampler, churn, args, elapsed, load_start, load_end):
+    rows = sampler.rows
+    lines = ["t_s," + ",".join("%s_%s" % (s, k) for s in SERVICES
+                               for k in ("rss_mb", "cpu_pct", "threads", "fds"))]
+    for t, row in rows:
+        lines.append("%.0f," % t + ",".join("%.1f,%.1f,%d,%d" % row[s] for s in SERVICES))
+    csv_text = "\n".join(lines) + "\n"
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write(csv_text)
+    print("\n# RSS over time (MB; CPU %% of one core over the last %ds)" % args.sample_seconds)
+    print("%8s  %12s %8s  %12s %8s" % ("t (s)", "webhook RSS", "CPU %", "ctrl RSS", "CPU %"))
+    stride = max(1, len(rows) // 40)
+    for i, (t, row) in enumerate(rows):
+        if i % stride == 0 or i == len(rows) - 1:
+            w, c = row["trainer-webhook"], row["trainer-controller"]
+            print("%8.0f  %12.1f %8.1f  %12.1f %8.1f" % (t, w[0], w[1], c[0], c[1]))
+    half = [r for r in rows if r[0] >= rows[-1][0] / 2]
+    creates_per_s = churn.counts["created"] / elapsed
+    done, patched = churn.completed_and_live()
+    print("\n# summary")
+    print("date %s UTC, %.1f min, load average %s at start, %s at end, %d CPUs" % (
+        time.strftime("%Y-%m-%d %H:%M", time.gmtime(sampler.start_time)), elapsed / 60,
+        load_start, load_end, os.cpu_count()))
+    print("churn: %d created (%.2f/s), %d deleted, %d JobSets patched Completed, live %d; "
+          "errors: create %d, delete %d, complete %d" % (
+              churn.counts["created"], creates_per_s, churn.counts["deleted"],
+              churn.counts["jobsets_completed"], len(churn.live), churn.counts["create_errors"],
+              churn.counts["delete_errors"], churn.counts["complete_errors"]))
+    print("status path: %d/%d live TrainJobs with a Completed JobSet carry Complete=True" % (
+        done, patched))
+    print("mean request ms: create %.0f, delete %.0f, JobSet status %.0f" % (
+        churn.mean_ms("create"), churn.mean_ms("delete"), churn.mean_ms("complete")))
+    verdict = {}
+    print("| service | RSS start MB | RSS end MB | RSS max MB | slope over 2nd half MB/h | "
+          "per created TrainJob KB | CPU s/min | threads | fds | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for s in SERVICES:
+        slope = slope_mb_per_hour([(t, row[s][0]) for t, row in half])
+        per_tj_kb = slope / 3600 / creates_per_s * 1024 if creates_per_s else 0.0
+        grows = slope >= args.threshold_mb_per_hour
+        verdict[s] = "growing" if grows else "flat"
+        cpu_avg = sum(row[s][1] for _, row in rows) / len(rows) / 100 * 60
+        print("| %s | %.1f | %.1f | %.1f | %+.2f | %+.3f | %.1f | %d→%d | %d→%d | %s |" % (
+            s, rows[0][1][s][0], rows[-1][1][s][0], max(row[s][0] for _, row in rows), slope,
+            per_tj_kb, cpu_avg, rows[0][1][s][2], rows[-1][1][s][2], rows[0][1][s][3],
+            rows[-1][1][s][3], verdict[s]))
+    print("threshold: flat when the slope is below %.1f MB/h" % args.threshold_mb_per_hour)
+    ok = all(v == "flat" for v in verdict.values())
+    errors = sum(churn.counts[k] for k in ("create_errors", "delete_errors", "complete_errors"))
+    print("verdict: %s%s" % ("flat" if ok else "growing (%s)" % ", ".join(
+        s for s, v in verdict.items() if v != "flat"),
+        "" if not errors and done == patched else " (churn errors or status not written)"))
+    return ok and not errors and done == patched
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=10)
+    ap.add_argument("--rate", type=float, default=2.0, help="TrainJobs created per second")
+    ap.add_argument("--live", type=int, default=60, help="TrainJobs kept alive")
+    ap.add_argument("--complete-every", type=int, default=2,
+                    help="patch the JobSet of every N-th TrainJob to Completed")
+    ap.add_argument("--runtimes", default="torch-distributed,deepspeed-distributed,"
+                    "jax-distributed,xgboost-distributed")
+    ap.add_argument("--clients", type=int, default=6, help="concurrent API connections")
+    ap.add_argument("--sample-seconds", type=int, default=5)
+    ap.add_argument("--threshold-mb-per-hour", type=float, default=5.0)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--csv", default="")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    for s in SERVICES:
+        if not os.access(os.path.join(args.bin, s), os.X_OK):
+            sys.exit("soak: no %s in %s (build it or pass --bin)" % (s, args.bin))
+
+    work = tempfile.mkdtemp(prefix="bench-soak-")
+    env = dict(os.environ, TRAINER_LOCAL_DIR=os.path.join(work, "local"),
+               TRAINER_BIN_DIR=os.path.abspath(args.bin))
+    down = [os.path.join(ROOT, "hack/run-local.sh"), "down"]
+    print("[soak] starting the local run in %s" % env["TRAINER_LOCAL_DIR"], flush=True)
+    up = subprocess.run([os.path.join(ROOT, "hack/run-local.sh"), "up", "--no-jobset-controller"],
+                        env=env, capture_output=True, text=True)
+    if up.returncode != 0:
+        print(up.stdout + up.stderr, file=sys.stderr)
+        subprocess.run(down, env=env, capture_output=True)
+        sys.exit("soak: hack/run-local.sh up failed")
+    testbed = os.path.join(env["TRAINER_LOCAL_DIR"], "testbed")
+    ok = False
+    kubeconfig = os.path.join(env["TRAINER_LOCAL_DIR"], "kubeconfig")
+    try:
+        api = Api(kubeconfig, work)
+        status, body = api.call("POST", "/api/v1/namespaces",
+                                {"apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": {"name": NS}})
+        if status != 201:
+            raise RuntimeError("creating namespace %s: %s %s" % (NS, status, body))
+        pids = {s: pid_of(testbed, s) for s in SERVICES}
+        load_start = "%.2f" % os.getloadavg()[0]
+        sampler = Sampler(pids, args.sample_seconds)
+        sampler.start()
+        churn = Churn(kubeconfig, work, args)
+        start = time.time()
+        end = start + args.minutes * 60
+        next_tick = start
+        last_print = start
+        print("[soak] churn: %.2f TrainJobs/s, %d live, for %.1f min (pids %s)" % (
+            args.rate, args.live, args.minutes, pids), flush=True)
+        backlog = 0
+        while time.time() < end:
+            if backlog < 4 * args.clients:  # behind by more than that: skip, report the rate
+                backlog = churn.tick()
+            else:
+                backlog = churn.pool._work_queue.qsize()
+            next_tick += 1 / args.rate
+            if time.time() - last_print >= 60:
+                last_print = time.time()
+                t, row = sampler.rows[-1]
+                print("[soak] %4.0f s: created %d, webhook %.1f MB, controller %.1f MB, "
+                      "backlog %d" % (t, churn.counts["created"], row["trainer-webhook"][0],
+                                      row["trainer-controller"][0], backlog), flush=True)
+            time.sleep(max(0.0, next_tick - time.time()))
+        elapsed = time.time() - start
+        churn.finish()
+        time.sleep(5)  # let the last status writes land before checking them
+        sampler.stop.set()
+        sampler.join()
+        for s, pid in pids.items():
+            if not os.path.exists("/proc/%d" % pid):
+                raise RuntimeError("%s (pid %d) exited during the soak; logs in %s/logs" % (
+                    s, pid, testbed))
+        ok = report(sampler, churn, args, elapsed, load_start, "%.2f" % os.getloadavg()[0])
+    finally:
+        if args.keep:
+            print("[soak] left running; stop with: TRAINER_LOCAL_DIR=%s hack/run-local.sh down"
+                  % env["TRAINER_LOCAL_DIR"])
+        else:
+            subprocess.run(down, env=env, capture_output=True)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
