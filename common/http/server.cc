@@ -5,14 +5,19 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <climits>
+#include <cstring>
 #include <condition_variable>
 #include <cstdlib>
 #include <functional>
@@ -53,6 +58,254 @@ bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
   certs->Attach(&ctx);
   return true;
 }
+
+// One TLS connection as httplib sees it. Writes are buffered and sent as one TLS record when the
+// response is complete (Flush) or before the next read (a "100 Continue" must reach the client
+// before we wait for the body): httplib writes a response's status line and headers, then its
+// body, and over TLS each write is a record, a send() and a wakeup of the client; one record per
+// response is measurably cheaper on both ends (docs/benchmarks.md, webhook). The socket is
+// non-blocking and every wait is a poll() with the server's timeouts, so a client that stops
+// halfway through a record cannot hold the thread beyond them.
+class TlsStream final : public httplib::Stream {
+ public:
+  TlsStream(int sock, SSL* ssl, std::chrono::microseconds read_timeout,
+            std::chrono::microseconds write_timeout)
+      : sock_(sock), ssl_(ssl), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
+
+  bool is_readable() const override { return Pending() || Wait(POLLIN, read_timeout_); }
+  // Request bytes already received and decrypted.
+  bool Pending() const { return in_pos_ < in_len_ || SSL_pending(ssl_) > 0; }
+  // Writes go to the buffer; Flush() reports the socket's state.
+  bool is_writable() const override { return !failed_; }
+
+  // httplib reads request lines a byte at a time: serve them from a buffer, not one SSL_read
+  // each.
+  ssize_t read(char* ptr, size_t size) override {
+    if (in_pos_ == in_len_) {
+      ssize_t got = Fill();
+      if (got <= 0) {
+        return got;
+      }
+    }
+    size_t n = std::min(size, in_len_ - in_pos_);
+    std::memcpy(ptr, in_ + in_pos_, n);
+    in_pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t Fill() {
+    if (!Flush()) {
+      return -1;
+    }
+    in_pos_ = in_len_ = 0;
+    for (;;) {
+      int got = SSL_read(ssl_, in_, sizeof(in_));
+      if (got > 0) {
+        in_len_ = static_cast<size_t>(got);
+        return got;
+      }
+      switch (SSL_get_error(ssl_, got)) {
+        case SSL_ERROR_WANT_READ:
+          if (Wait(POLLIN, read_timeout_)) continue;
+          return -1;
+        case SSL_ERROR_WANT_WRITE:
+          if (Wait(POLLOUT, write_timeout_)) continue;
+          return -1;
+        case SSL_ERROR_ZERO_RETURN:
+          return 0;
+        default:
+          failed_ = true;
+          return -1;
+      }
+    }
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (failed_) {
+      return -1;
+    }
+    out_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+
+  // Sends what is buffered; false if the connection failed (then it must be closed).
+  bool Flush() {
+    size_t off = 0;
+    while (!failed_ && off < out_.size()) {
+      // A retry after WANT_* repeats the same arguments, as SSL_write requires.
+      const int n = static_cast<int>(std::min<size_t>(out_.size() - off, INT_MAX));
+      int put = SSL_write(ssl_, out_.data() + off, n);
+      if (put > 0) {
+        off += static_cast<size_t>(put);
+        continue;
+      }
+      int err = SSL_get_error(ssl_, put);
+      if (!(err == SSL_ERROR_WANT_WRITE && Wait(POLLOUT, write_timeout_)) &&
+          !(err == SSL_ERROR_WANT_READ && Wait(POLLIN, read_timeout_))) {
+        failed_ = true;
+      }
+    }
+    out_.clear();
+    return !failed_;
+  }
+  bool failed() const { return failed_; }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    Address(getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    Address(getsockname, ip, port);
+  }
+  socket_t socket() const override { return sock_; }
+
+ private:
+  bool Wait(short events, std::chrono::microseconds timeout) const {
+    pollfd p{sock_, events, 0};
+    int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(timeout).count());
+    int r;
+    do {
+      r = poll(&p, 1, ms);
+    } while (r < 0 && errno == EINTR);
+    return r > 0 && (p.revents & (events | POLLHUP | POLLERR)) != 0;
+  }
+
+  using NameFn = int (*)(int, sockaddr*, socklen_t*);
+  void Address(NameFn fn, std::string& ip, int& port) const {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    char host[NI_MAXHOST];
+    if (fn(sock_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+        getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), nullptr, 0,
+                    NI_NUMERICHOST) != 0) {
+      return;
+    }
+    ip = host;
+    port = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                      : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  }
+
+  const int sock_;
+  SSL* const ssl_;
+  const std::chrono::microseconds read_timeout_;
+  const std::chrono::microseconds write_timeout_;
+  std::string out_;
+  char in_[16 * 1024];
+  size_t in_pos_ = 0;
+  size_t in_len_ = 0;
+  bool failed_ = false;
+};
+
+// httplib's HTTP server with our TLS connection loop (httplib's SSLServer writes each response
+// in two records, see TlsStream): handshake within the read timeout, then up to
+// keep_alive_max_count requests, each awaited for up to keep_alive_timeout.
+class TlsServer final : public httplib::Server {
+ public:
+  explicit TlsServer(CertWatcher* certs) : ctx_(SSL_CTX_new(TLS_server_method())) {
+    if (ctx_ != nullptr && !ConfigureTls(*ctx_, certs)) {
+      SSL_CTX_free(ctx_);
+      ctx_ = nullptr;
+    }
+  }
+  ~TlsServer() override {
+    if (ctx_ != nullptr) {
+      SSL_CTX_free(ctx_);
+    }
+  }
+  bool is_valid() const override { return ctx_ != nullptr; }
+
+ private:
+  static std::chrono::microseconds Timeout(time_t sec, time_t usec) {
+    return std::chrono::seconds(sec) + std::chrono::microseconds(usec);
+  }
+
+  bool process_and_close_socket(socket_t sock) override {
+    const auto read_timeout = Timeout(read_timeout_sec_, read_timeout_usec_);
+    const auto write_timeout = Timeout(write_timeout_sec_, write_timeout_usec_);
+    bool ok = false;
+    SSL* ssl = SSL_new(ctx_);
+    if (ssl != nullptr && fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) == 0 &&
+        SSL_set_fd(ssl, sock) == 1) {
+      TlsStream strm(sock, ssl, read_timeout, write_timeout);
+      if (Handshake(ssl, sock, read_timeout)) {
+        ok = Serve(strm, ssl, sock);
+        if (!strm.failed()) {
+          SSL_shutdown(ssl);  // close_notify, best effort (non-blocking)
+        }
+      }
+    }
+    if (ssl != nullptr) {
+      SSL_free(ssl);
+    }
+    shutdown(sock, SHUT_RDWR);
+    close(sock);
+    return ok;
+  }
+
+  static bool Handshake(SSL* ssl, int sock, std::chrono::microseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      int r = SSL_accept(ssl);
+      if (r == 1) {
+        return true;
+      }
+      int err = SSL_get_error(ssl, r);
+      if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+        return false;
+      }
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
+                                                                std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        return false;
+      }
+      pollfd p{sock, static_cast<short>(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT), 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) {
+        return false;
+      }
+    }
+  }
+
+  // Waits up to keep_alive_timeout for the next request, giving up early when the server stops.
+  bool NextRequest(const TlsStream& strm, int sock) const {
+    if (strm.Pending()) {
+      return true;
+    }
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
+    while (svr_sock_ != INVALID_SOCKET) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
+                                                                std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        return false;
+      }
+      pollfd p{sock, POLLIN, 0};
+      int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+      if (r > 0) {
+        return true;
+      }
+      if (r < 0 && errno != EINTR) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  bool Serve(TlsStream& strm, SSL* ssl, int sock) {
+    bool ok = false;
+    for (size_t left = keep_alive_max_count_; left > 0 && NextRequest(strm, sock); --left) {
+      bool connection_closed = false;
+      const bool close_connection = left == 1 || svr_sock_ == INVALID_SOCKET;
+      ok = process_request(strm, close_connection, connection_closed,
+                           [ssl](httplib::Request& req) { req.ssl = ssl; });
+      ok = strm.Flush() && ok;
+      if (!ok || connection_closed) {
+        break;
+      }
+    }
+    return ok;
+  }
+
+  SSL_CTX* ctx_;
+};
 
 // Reuse the address across restarts, but no SO_REUSEPORT (httplib's default): two servers on
 // one port must be an error, not a silent split of the traffic.
@@ -260,9 +513,7 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)), routes_(std::make_unique<Routes>()) {
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxThreads);
   if (options_.tls != nullptr) {
-    CertWatcher* certs = options_.tls;
-    impl_ = std::make_unique<httplib::SSLServer>(
-        [certs](SSL_CTX& ctx) { return ConfigureTls(ctx, certs); });
+    impl_ = std::make_unique<TlsServer>(options_.tls);
   } else {
     impl_ = std::make_unique<httplib::Server>();
   }

@@ -9,7 +9,8 @@
 // keep-alive connection holds its thread, and more threads are started on demand (up to
 // max_threads) so idle or slow clients cannot lock others out; read/write timeouts so a slow
 // client cannot hold a thread forever; a body limit. TLS is 1.2+ with ECDHE + AES-GCM/CHACHA20
-// only.
+// only, and TLS connections run our own loop around httplib's request handling, so that each
+// response leaves as one TLS record (httplib's SSLServer sends its head and body as two).
 //
 //   http::Server server({.address = ":9443", .tls = &cert_watcher});
 //   server.Post("/validate-x", [](const http::Request& req, http::Response& res) { ... });
