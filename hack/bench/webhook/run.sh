@@ -7,13 +7,21 @@
 # examples/), so the full validation path runs without a cluster; certificates are generated.
 #
 #   hack/bench/webhook/run.sh [--bin build/bin/trainer-webhook] [--duration 15] [--threads 64]
-#                             [--nice -10] [--rt]
+#                             [--nice -10] [--rt] [--upstream]
 # --nice runs the benchmark in its own session (so its own scheduler autogroup, which is what
 # CFS shares the CPUs between) at that niceness (negative values need root): on a machine shared
 # with compilers it then measures the webhook rather than the scheduler.
 # --rt runs the webhook and wrk as SCHED_RR (chrt -r 10; root): they preempt everything else, so
 # a busy shared machine behaves like an idle one for them (the kernel still keeps 5% of each
 # second for other tasks). Use it for numbers comparable with an idle machine.
+# --upstream also runs upstream Kubeflow Trainer v2.3.0's Go webhook (its manager, built and cached
+# by hack/bench/webhook/upstream.sh) under the same load, right after ours for each row, and
+# prints ours/upstream ratios: the baseline measured in the same run. Upstream's manager needs a
+# cluster for its runtime cache and controllers, so a test bed is started for it
+# (hack/testbed/up.sh in a temporary TESTBED_DIR; trainer CRDs from deploy/crds and the same
+# torch-distributed ClusterTrainingRuntime applied), with leader election, cert management and
+# metrics off, and its serving certificate (the same one as ours) in
+# $TMPDIR/k8s-webhook-server/serving-certs, controller-runtime's default cert dir.
 # Prints a markdown table (paste it into docs/benchmarks.md, section "webhook").
 set -euo pipefail
 
@@ -25,6 +33,7 @@ duration=15
 threads=64
 nice_level=0
 rt=()
+upstream=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
@@ -32,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --nice) nice_level="$2"; shift 2 ;;
     --rt) rt=(chrt -r 10); shift ;;
+    --upstream) upstream=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -45,10 +55,20 @@ fi
 [[ -x "$bin" ]] || { echo "no binary at $bin (build trainer-webhook or pass --bin)" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 2; }
 
+if ((upstream)); then
+  upstream_bin=$("$here/upstream.sh")
+fi
+
 work="$(mktemp -d /tmp/webhook-bench.XXXXXX)"
 pid=""
+upstream_pid=""
 cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  for p in $pid $upstream_pid; do
+    kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true
+  done
+  if [[ -f "$work/testbed/.testbed" ]]; then
+    TESTBED_DIR="$work/testbed" "$root/hack/testbed/down.sh" >/dev/null 2>&1 || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -82,6 +102,57 @@ grep -q '"allowed":true' <<<"$out" || { echo "validate answered: $out" >&2; exit
 out=$(curl -s --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" "$mutate")
 grep -q '"patchType":"JSONPatch"' <<<"$out" || { echo "mutate answered: $out" >&2; exit 1; }
 
+if ((upstream)); then
+  # A test bed for upstream's manager: its webhooks read runtimes from its informer cache, and
+  # its controllers need the JobSet and PodGroup CRDs (up.sh installs those).
+  export TESTBED_DIR="$work/testbed"
+  "$root/hack/testbed/up.sh" >"$work/testbed-up.log" 2>&1 ||
+    { cat "$work/testbed-up.log" >&2; exit 1; }
+  kubectl=("$("$root/hack/testbed/build.sh" --print-bin-dir)/kubectl" --kubeconfig "$TESTBED_DIR/kubeconfig")
+  for crd in "$root"/deploy/crds/trainer.kubeflow.org_*.yaml; do
+    "${kubectl[@]}" apply --server-side -f "$crd" >/dev/null
+  done
+  "${kubectl[@]}" wait --for=condition=Established --timeout=60s \
+    crd/clustertrainingruntimes.trainer.kubeflow.org crd/trainingruntimes.trainer.kubeflow.org \
+    crd/trainjobs.trainer.kubeflow.org >/dev/null
+  "${kubectl[@]}" apply --server-side -f "$root/examples/runtimes/torch-distributed.yaml" >/dev/null
+  mkdir -p "$work/upstream-tmp/k8s-webhook-server/serving-certs"
+  cp "$work/tls.crt" "$work/tls.key" "$work/upstream-tmp/k8s-webhook-server/serving-certs/"
+  upstream_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  upstream_health=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  cat >"$work/upstream-config.yaml" <<CONFIG
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+health:
+  healthProbeBindAddress: 127.0.0.1:$upstream_health
+metrics:
+  bindAddress: "0"
+webhook:
+  port: $upstream_port
+  host: 127.0.0.1
+leaderElection:
+  leaderElect: false
+certManagement:
+  enable: false
+CONFIG
+  TMPDIR="$work/upstream-tmp" KUBECONFIG="$TESTBED_DIR/kubeconfig" "${rt[@]}" "$upstream_bin" \
+    --config="$work/upstream-config.yaml" >"$work/upstream.log" 2>&1 &
+  upstream_pid=$!
+  for _ in $(seq 300); do
+    curl -fs -o /dev/null "http://127.0.0.1:$upstream_health/readyz" && break
+    kill -0 "$upstream_pid" 2>/dev/null || { tail -20 "$work/upstream.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  upstream_base="https://127.0.0.1:$upstream_port"
+  upstream_validate="$upstream_base/validate-trainer-kubeflow-org-v1alpha1-trainjob"
+  upstream_mutate="$upstream_base/mutate-trainer-kubeflow-org-v1alpha1-trainjob"
+  # The same answers as ours, or the comparison is meaningless.
+  out=$(curl -s --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" "$upstream_validate")
+  grep -q '"allowed":true' <<<"$out" || { echo "upstream validate answered: $out" >&2; tail -20 "$work/upstream.log" >&2; exit 1; }
+  out=$(curl -s --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" "$upstream_mutate")
+  grep -q '"patchType":"JSONPatch"' <<<"$out" || { echo "upstream mutate answered: $out" >&2; exit 1; }
+fi
+
 # run <url> <connections> <wrk threads> <rate or 0>: prints "rps p50 p99 errors"
 run() {
   local line
@@ -98,16 +169,27 @@ run() {
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), autogroup: $(cat /proc/self/autogroup), ${rt[*]:-no realtime}, $duration s per row"
 echo
-echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors |"
-echo "|---|---|---|---|---|---|---|"
+rows=("paced, 1 ms think time|1|1|1000" "paced, 4 ms think time per conn|16|2|4000" "max|1|1|0" "max|16|2|0")
+if ((upstream)); then
+  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors | upstream req/s | upstream p50 ms | upstream p99 ms | upstream errors | **req/s ours/upstream** | p99 upstream/ours |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+else
+  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors |"
+  echo "|---|---|---|---|---|---|---|"
+fi
 for name in validate mutate; do
   url=${!name}
-  read -r rps p50 p99 err < <(run "$url" 1 1 1000)
-  echo "| $name | paced, 1 ms think time | 1 | $rps | $p50 | $p99 | $err |"
-  read -r rps p50 p99 err < <(run "$url" 16 2 4000)
-  echo "| $name | paced, 4 ms think time per conn | 16 | $rps | $p50 | $p99 | $err |"
-  read -r rps p50 p99 err < <(run "$url" 1 1 0)
-  echo "| $name | max | 1 | $rps | $p50 | $p99 | $err |"
-  read -r rps p50 p99 err < <(run "$url" 16 2 0)
-  echo "| $name | max | 16 | $rps | $p50 | $p99 | $err |"
+  for row in "${rows[@]}"; do
+    IFS='|' read -r load conns wrk_threads rate <<<"$row"
+    read -r rps p50 p99 err < <(run "$url" "$conns" "$wrk_threads" "$rate")
+    if ((upstream)); then
+      uurl_var="upstream_$name"
+      read -r urps up50 up99 uerr < <(run "${!uurl_var}" "$conns" "$wrk_threads" "$rate")
+      ratio=$(python3 -c "print(f'{$rps / max($urps, 1):.2f}')")
+      tail_ratio=$(python3 -c "print(f'{$up99 / max($p99, 0.001):.1f}')")
+      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err | $urps | $up50 | $up99 | $uerr | **$ratio** | $tail_ratio |"
+    else
+      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err |"
+    fi
+  done
 done
