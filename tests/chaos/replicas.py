@@ -22,10 +22,12 @@ TrainJob creates runs through the apiserver in three phases:
   dead-listed  replica 2 killed with SIGKILL, its endpoint still listed as ready (what the
                apiserver sees until the EndpointSlice controller notices the pod is gone)
   removed      replica 2's endpoint marked not ready (what the EndpointSlice controller does)
+  replaced     a new replica (new port) listed ready in its place
+  drained      the new replica's endpoint marked not ready, SIGTERM 2 s later (a rolling update
+               with a preStop sleep)
 The apiserver does not retry a webhook POST on another endpoint (client-go retries only GETs on
 connection errors, and a POST only on a Retry-After answer), so calls that dial the dead endpoint
-fail. The test asserts zero failures in `both` and `removed`, and reports the count in
-`dead-listed` (it asserts only that the failures stop once the endpoint is gone).
+fail. The test asserts zero failures in every phase but `dead-listed`, whose count it reports.
 """
 
 import json
@@ -190,10 +192,29 @@ def webhook_replicas(r, k, work):
         time.sleep(1)  # the apiserver's EndpointSlice informer
         phase["name"] = "removed-settled"
         time.sleep(PHASE)
+        # A replacement for replica 2 (a new port, as a new pod has a new address), listed ready.
+        os.mkdir(os.path.join(work, "replica-3"))
+        replicas.append(tb.Webhook(k, os.path.join(work, "replica-3"), cn="chaos-rep-3",
+                                   dns=(f"{SVC}.{NS}.svc",)))
+        logs.append(replicas[2].log_path)
+        k.run("apply", "-f", "-", stdin=json.dumps(endpoint_slice(f"{SVC}-2", replicas[2].port)))
+        time.sleep(1)
+        phase["name"] = "replaced"
+        time.sleep(PHASE)
+        # A rolling update done right: the endpoint leaves first (a preStop sleep lets the
+        # EndpointSlice controller and the apiserver see it), then SIGTERM.
+        phase["name"] = "drained-then-sigterm"
+        k.run("apply", "-f", "-", stdin=json.dumps(endpoint_slice(
+            f"{SVC}-2", replicas[2].port, ready=False)))
+        time.sleep(2)
+        replicas[2].proc.terminate()
+        replicas[2].proc.wait(30)
+        time.sleep(PHASE)
         stop.set()
         for t in loaders:
             t.join(60)
-        for ph in ("both", "dead-listed", "removed", "removed-settled"):
+        for ph in ("both", "dead-listed", "removed", "removed-settled", "replaced",
+                   "drained-then-sigterm"):
             ok, failed, msgs = results.get(ph, [0, 0, {}])
             r.figure(f"phase {ph}: {ok} admitted, {failed} failed "
                      f"{sorted(msgs.items(), key=lambda kv: -kv[1])[:2]}")
@@ -210,6 +231,10 @@ def webhook_replicas(r, k, work):
         settled = results.get("removed-settled", [0, 0, {}])
         r.check(settled[0] > 0 and settled[1] == 0,
                 f"endpoint marked not ready: {settled[0]} admitted, {settled[1]} failed")
+        for ph, what in (("replaced", "a replacement replica listed"),
+                         ("drained-then-sigterm", "endpoint removed 2 s before SIGTERM")):
+            ok, failed, _ = results.get(ph, [0, 0, {}])
+            r.check(ok > 0 and failed == 0, f"{what}: {ok} admitted, {failed} failed")
         r.check(replicas[0].proc.poll() is None, "replica 1 still running")
     finally:
         for w in replicas:
