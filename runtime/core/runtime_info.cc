@@ -102,7 +102,7 @@ void MergeTrainerResources(json::Value& pod_spec, const json::Value& resources_p
     if (framework::StringField(c, "name") != kNode) {
       continue;
     }
-    static const json::Value kNone;
+    static const json::Value kNone{};  // braces: clang rejects a const default-initialized Value
     const json::Value* base = c.Find("resources");
     json::Value merged = MergeResourceRequirements(base != nullptr ? *base : kNone,
                                                    resources_per_node);
