@@ -22,6 +22,7 @@
 #include "controller/cache_reader.h"
 #include "controller/metrics.h"
 #include "controller/overlay_reader.h"
+#include "controller/own_writes.h"
 #include "controller/runtime_reconciler.h"
 #include "controller/trainjob_reconciler.h"
 #include "controller/worker_pool.h"
@@ -149,6 +150,7 @@ class ManagerImpl final : public Manager {
   informer::Informer* trs_ = nullptr;
   informer::Informer* ctrs_ = nullptr;
   CacheReader cache_;
+  OwnWrites own_writes_;
   std::unique_ptr<OverlayReader> overlay_;
   std::unique_ptr<core::Runtimes> runtimes_;
   std::unique_ptr<kube::EventRecorder> events_;
@@ -217,7 +219,7 @@ Status ManagerImpl::Init() {
     return RuntimeIndex(o, api::kClusterTrainingRuntimeKind);
   }));
 
-  overlay_ = std::make_unique<OverlayReader>(cache_);
+  overlay_ = std::make_unique<OverlayReader>(cache_, &own_writes_);
   ASSIGN_OR_RETURN(runtimes_, core::Runtimes::New(*overlay_, [] {
                      return kube::FormatTime(std::chrono::system_clock::now());
                    }));
@@ -316,10 +318,16 @@ void ManagerImpl::WireHandlers() {
   for (const auto& inf : informers_) {
     informer::Informer* i = inf.get();
     if (i == trainjobs_ || i == trs_ || i == ctrs_) continue;
+    // The events of our own applies are skipped: the pass that wrote them saw the result.
     i->AddEventHandler(
-        {.on_add = [this, i](const json::Value& o) { EnqueueTrainJob(ControllerTrainJob(o), *i); },
+        {.on_add =
+             [this, i](const json::Value& o) {
+               if (own_writes_.IsEcho(o)) return;
+               EnqueueTrainJob(ControllerTrainJob(o), *i);
+             },
          .on_update =
              [this, i](const json::Value& old_obj, const json::Value& o) {
+               if (own_writes_.IsEcho(o)) return;
                std::string key = ControllerTrainJob(o);
                EnqueueTrainJob(key, *i);
                std::string old_key = ControllerTrainJob(old_obj);

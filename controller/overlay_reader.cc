@@ -28,6 +28,7 @@ OverlayReader::Scope::Scope(OverlayReader& reader) : reader_(reader) {
 OverlayReader::Scope::~Scope() { t_overlay.reset(); }
 
 void OverlayReader::Remember(const json::Value& object) {
+  if (own_writes_ != nullptr) own_writes_->Record(object);
   if (t_overlay == nullptr || t_overlay->owner != this) {
     return;
   }

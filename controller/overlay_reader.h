@@ -14,13 +14,17 @@
 #include <string>
 #include <tuple>
 
+#include "controller/own_writes.h"
 #include "runtime/framework/reader.h"
 
 namespace trainer::controller {
 
 class OverlayReader final : public framework::Reader {
  public:
-  explicit OverlayReader(const framework::Reader& base) : base_(base) {}
+  // `own_writes` (optional) also records every remembered object, so the informer handlers can
+  // recognize the watch events of these writes (own_writes.h).
+  explicit OverlayReader(const framework::Reader& base, OwnWrites* own_writes = nullptr)
+      : base_(base), own_writes_(own_writes) {}
 
   // Starts (and on destruction ends) the calling thread's overlay for one pass.
   class Scope {
@@ -43,6 +47,7 @@ class OverlayReader final : public framework::Reader {
 
  private:
   const framework::Reader& base_;
+  OwnWrites* const own_writes_;
 };
 
 }  // namespace trainer::controller
