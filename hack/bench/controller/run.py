@@ -166,9 +166,11 @@ def run_n(bed, args, n, work):
     new_tj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
               "metadata": {"name": "after-restart", "namespace": ns_c}, "spec": bench_spec()}
     # A watch opened before the create sees the JobSet's ADDED event; the create's own kubectl
-    # start-up (~0.1-0.3 s) is included, so this is an upper bound.
+    # start-up (~0.1-0.3 s) is included, so this is an upper bound. Not --watch-only: on a loaded
+    # machine the watch may be established only after the controller created the JobSet, and
+    # the initial list then reports it (at most late, never missed).
     watch = subprocess.Popen([bed.kubectl_bin, "--kubeconfig", bed.kubeconfig, "get",
-                              "jobsets.jobset.x-k8s.io", "-n", ns_c, "--watch-only", "-o", "name",
+                              "jobsets.jobset.x-k8s.io", "-n", ns_c, "--watch", "-o", "name",
                               "--field-selector", "metadata.name=after-restart"],
                              stdout=subprocess.PIPE, text=True)
     time.sleep(1)
