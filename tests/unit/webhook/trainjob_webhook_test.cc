@@ -447,6 +447,18 @@ TEST_CASE("TrainingRuntime: CREATE validated, no warning; UPDATE and DELETE not 
   CHECK(v.Handle(RuntimeRequest("DELETE", "TrainingRuntime")).allowed);
 }
 
+TEST_CASE("runtime validators: CONNECT passes, an unknown operation is a 400") {
+  for (bool cluster : {true, false}) {
+    TrainingRuntimeValidator v(cluster);
+    const char* kind = cluster ? "ClusterTrainingRuntime" : "TrainingRuntime";
+    CHECK(v.Handle(RuntimeRequest("CONNECT", kind)).allowed);
+    AdmissionResponse r = v.Handle(RuntimeRequest("PATCH", kind));
+    CHECK_FALSE(r.allowed);
+    CHECK(r.code == 400);
+    CHECK(r.message == "unknown operation \"PATCH\"");
+  }
+}
+
 TEST_CASE("ValidateReplicatedJobs: valid shipped runtime shape has no errors") {
   api::TrainingRuntime rt = testing::Runtime(kTorchRuntime);
   CHECK(ValidateReplicatedJobs(*rt.spec.template_.Find("spec")->Find("replicatedJobs")).empty());
