@@ -4,6 +4,8 @@
 For each N (default 1000 and 10000), on a test bed (hack/testbed, no JobSet controller):
   1. N TrainJobs of the torch-distributed runtime are created while the controller is down
      (trainer-bench-apply --create, 16 workers), so it finds them all at once.
+     The floors measured before the controller (step 4) run first; their namespaces are deleted
+     before it starts, so its caches hold only the TrainJobs and their objects.
   2. trainer-controller starts (--trainjob-workers W). Measured: seconds from process start until
      it has applied every TrainJob's objects (its trainer_trainjob_objects_applied_seconds_count
      reaches N; checked afterwards by listing the JobSets), its CPU seconds (utime+stime) and peak
@@ -142,6 +144,10 @@ def run_n(bed, args, n, work):
     floors = {"writes": [], "jobsets": []}
     floors["writes"].append(floor("writes", "bench-%s-fw1" % run))
     floors["jobsets"].append(floor("jobsets", "bench-%s-fj1" % run))
+    # The floors' objects would sit in the controller's caches (it watches every namespace) and
+    # inflate its memory: gone before it starts.
+    bed.kubectl("delete", "namespace", "bench-%s-fw1" % run, "bench-%s-fj1" % run,
+                "--timeout=1800s")
 
     log_path = os.path.join(work, "controller-%d.log" % n)
     c = Controller(bed, ctrl_bin, args.workers, log_path)
