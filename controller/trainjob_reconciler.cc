@@ -378,24 +378,36 @@ Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::Train
                                 kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
     p.out = NoKindMatchIfNotServed(std::move(p.out), p.gvk);
   };
-  // The objects do not depend on each other (the snapshot is read only by later passes), so they
-  // go out concurrently: a pass costs one apply's latency, not the sum.
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < pending.size(); ++i) {
-    threads.emplace_back([&send, &p = pending[i]] { send(p); });
-  }
-  if (!pending.empty()) send(pending[0]);
-  for (std::thread& t : threads) t.join();
-  for (Pending& p : pending) {
-    if (!p.out.ok()) {
-      *failed_object = Describe(p.obj);
-      if (deps_.observer) deps_.observer->ApplyError(p.gvk.kind);
-      return p.out.status();
+  // Applies one wave concurrently (a wave costs one apply's latency, not the sum); the first
+  // failure in object order is the pass's error.
+  auto apply_wave = [&](std::vector<Pending*> wave) -> Status {
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < wave.size(); ++i) {
+      threads.emplace_back([&send, p = wave[i]] { send(*p); });
     }
-    if (deps_.overlay != nullptr) deps_.overlay->Remember(*p.out);
-    applied->any = true;
-    applied->jobset_created = applied->jobset_created || p.created;
+    if (!wave.empty()) send(*wave[0]);
+    for (std::thread& t : threads) t.join();
+    for (Pending* p : wave) {
+      if (!p->out.ok()) {
+        *failed_object = Describe(p->obj);
+        if (deps_.observer) deps_.observer->ApplyError(p->gvk.kind);
+        return p->out.status();
+      }
+      if (deps_.overlay != nullptr) deps_.overlay->Remember(*p->out);
+      applied->any = true;
+      applied->jobset_created = applied->jobset_created || p->created;
+    }
+    return OkStatus();
+  };
+  // The JobSet goes last, once everything its pods rely on exists (PodGroup, MPI Secret and
+  // hostfile, the snapshot), as upstream applies its objects in builder order: if the PodGroup
+  // cannot be written (CRD missing), no pod may start without gang scheduling.
+  std::vector<Pending*> first, last;
+  for (Pending& p : pending) {
+    (p.gvk.group == "jobset.x-k8s.io" && p.gvk.kind == "JobSet" ? last : first).push_back(&p);
   }
+  RETURN_IF_ERROR(apply_wave(std::move(first)));
+  RETURN_IF_ERROR(apply_wave(std::move(last)));
   return OkStatus();
 }
 

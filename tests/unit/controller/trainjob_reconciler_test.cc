@@ -393,6 +393,24 @@ TEST_CASE("apply error: event, condition naming the object while it lasts", "[re
   CHECK_FALSE(f.Job().Has("status"));
 }
 
+TEST_CASE("the JobSet waits for the objects its pods rely on", "[reconciler]") {
+  // Upstream applies in builder order, the JobSet last: a PodGroup (or snapshot, Secret,
+  // hostfile) that cannot be written must not leave pods running without it.
+  Fixture f;
+  f.cluster.Put(TrainJob("tj"));
+  f.cluster.FailApplies("ConfigMap", InvalidError("ConfigMap \"tj-runtime-snapshot\" is invalid"));
+  CHECK_FALSE(f.Run().error.ok());
+  CHECK(f.cluster.Find("JobSet", "ns", "tj") == nullptr);
+  REQUIRE(f.Condition("ResourcesCreationFailed") != nullptr);
+  CHECK(f.Condition("ResourcesCreationFailed")->Find("message")->AsString() ==
+        "ConfigMap ns/tj-runtime-snapshot: ConfigMap \"tj-runtime-snapshot\" is invalid");
+
+  f.cluster.ClearApplyErrors();
+  REQUIRE(f.Run().error.ok());
+  CHECK(f.cluster.Find("ConfigMap", "ns", "tj-runtime-snapshot") != nullptr);
+  CHECK(f.cluster.Find("JobSet", "ns", "tj") != nullptr);
+}
+
 TEST_CASE("build error surfaces with reason BuildFailed", "[reconciler]") {
   Fixture f;
   f.cluster.Put(TrainJob("tj"));
