@@ -606,8 +606,10 @@ def case_missing_crd(ctl):
         check(own.proc.poll() is None, "the controller exited (%r)" % own.proc.returncode)
         check(own.http(own.health, "/healthz") == "ok" and own.http(own.health, "/readyz") == "ok",
               "the controller stopped serving its probes")
-        # Upstream's Build fails before anything is applied; ours applies the objects of a pass
-        # concurrently, so the JobSet may exist already (docs/design/plugins.md): not asserted.
+        # The JobSet goes out only after its PodGroup (upstream: Build fails before any apply), so
+        # no pod runs without gang scheduling.
+        check(k.get_or_none(JOBSETS, "vc", NS) is None,
+              "a JobSet exists although its PodGroup could not be applied")
         # Installing the CRD later: the TrainJob converges.
         subprocess.run([os.path.join(ROOT, "hack", "testbed", "install-crds.sh"),
                         "volcano-podgroups"], env=env, check=True, capture_output=True)
