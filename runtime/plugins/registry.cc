@@ -2,7 +2,6 @@
 //   CoScheduling, Volcano            pod-group policy
 //   MPI, PlainML, Torch, JAX,        ML policies: PlainML before XGBoost so the trainer env
 //   XGBoost, Flux                    precedes DMLC_* as it precedes PET_* for Torch
-//   TrainJobStatus                   after the ML plugins, as upstream HEAD's EnforcePodSpec phase
 //   JobSet                           last: it builds the JobSet from everything above
 // Adding a plugin is one line here plus its folder.
 #include "runtime/plugins/registry.h"
