@@ -24,6 +24,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -74,7 +75,7 @@ class TlsStream final : public httplib::Stream {
             std::chrono::microseconds write_timeout)
       : sock_(sock), ssl_(ssl), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
 
-  bool is_readable() const override { return Pending() || Wait(POLLIN, read_timeout_); }
+  bool is_readable() const override { return Pending() || Wait(POLLIN, ReadWait()); }
   // Request bytes already received and decrypted.
   bool Pending() const { return in_pos_ < in_len_ || SSL_pending(ssl_) > 0; }
   // Writes go to the buffer; Flush() reports the socket's state.
@@ -100,6 +101,10 @@ class TlsStream final : public httplib::Stream {
       return -1;
     }
     in_pos_ = in_len_ = 0;
+    if (request_deadline_ && std::chrono::steady_clock::now() >= *request_deadline_) {
+      request_timed_out_ = true;
+      return -1;
+    }
     for (;;) {
       int got = SSL_read(ssl_, in_, sizeof(in_));
       if (got > 0) {
@@ -108,7 +113,9 @@ class TlsStream final : public httplib::Stream {
       }
       switch (SSL_get_error(ssl_, got)) {
         case SSL_ERROR_WANT_READ:
-          if (Wait(POLLIN, read_timeout_)) continue;
+          if (Wait(POLLIN, ReadWait())) continue;
+          request_timed_out_ = request_deadline_.has_value() &&
+                               std::chrono::steady_clock::now() >= *request_deadline_;
           return -1;
         case SSL_ERROR_WANT_WRITE:
           if (Wait(POLLOUT, write_timeout_)) continue;
@@ -152,6 +159,13 @@ class TlsStream final : public httplib::Stream {
   }
   bool failed() const { return failed_; }
 
+  // Reads of the current request end at `deadline` (none: only the per-read timeout).
+  void SetRequestDeadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
+    request_deadline_ = deadline;
+  }
+  // A read ran into the request deadline: httplib answers 400 and would read on.
+  bool request_timed_out() const { return request_timed_out_; }
+
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     Address(getpeername, ip, port);
   }
@@ -161,7 +175,20 @@ class TlsStream final : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
+  // The read timeout, cut short by the request deadline (zero once it has passed).
+  std::chrono::microseconds ReadWait() const {
+    if (!request_deadline_) {
+      return read_timeout_;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+        *request_deadline_ - std::chrono::steady_clock::now());
+    return std::clamp(left, std::chrono::microseconds(0), read_timeout_);
+  }
+
   bool Wait(short events, std::chrono::microseconds timeout) const {
+    if (timeout.count() <= 0) {
+      return false;
+    }
     pollfd p{sock_, events, 0};
     int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(timeout).count());
     int r;
@@ -195,6 +222,8 @@ class TlsStream final : public httplib::Stream {
   size_t in_pos_ = 0;
   size_t in_len_ = 0;
   bool failed_ = false;
+  std::optional<std::chrono::steady_clock::time_point> request_deadline_;
+  bool request_timed_out_ = false;
 };
 
 // httplib's HTTP server with our TLS connection loop (httplib's SSLServer writes each response
@@ -202,7 +231,8 @@ class TlsStream final : public httplib::Stream {
 // keep_alive_max_count requests, each awaited for up to keep_alive_timeout.
 class TlsServer final : public httplib::Server {
  public:
-  explicit TlsServer(CertWatcher* certs) : ctx_(SSL_CTX_new(TLS_server_method())) {
+  TlsServer(CertWatcher* certs, std::chrono::seconds request_read_timeout)
+      : ctx_(SSL_CTX_new(TLS_server_method())), request_read_timeout_(request_read_timeout) {
     if (ctx_ != nullptr && !ConfigureTls(*ctx_, certs)) {
       SSL_CTX_free(ctx_);
       ctx_ = nullptr;
@@ -296,10 +326,17 @@ class TlsServer final : public httplib::Server {
     for (size_t left = keep_alive_max_count_; left > 0 && NextRequest(strm, sock); --left) {
       bool connection_closed = false;
       const bool close_connection = left == 1 || svr_sock_ == INVALID_SOCKET;
+      // From its first byte a request has request_read_timeout to arrive whole, as Go's
+      // ReadHeaderTimeout: a client trickling bytes within the read timeout cannot hold the
+      // connection and its thread forever.
+      strm.SetRequestDeadline(std::chrono::steady_clock::now() + request_read_timeout_);
       ok = process_request(strm, close_connection, connection_closed,
                            [ssl](httplib::Request& req) { req.ssl = ssl; });
+      strm.SetRequestDeadline(std::nullopt);
       ok = strm.Flush() && ok;
-      if (!ok || connection_closed) {
+      // After a timed-out request httplib has answered 400 and would read on: the rest of that
+      // request must not be taken for another one.
+      if (!ok || connection_closed || strm.request_timed_out()) {
         break;
       }
     }
@@ -307,6 +344,7 @@ class TlsServer final : public httplib::Server {
   }
 
   SSL_CTX* ctx_;
+  const std::chrono::seconds request_read_timeout_;
 };
 
 // Reuse the address across restarts, but no SO_REUSEPORT (httplib's default): two servers on
@@ -515,7 +553,7 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)), routes_(std::make_unique<Routes>()) {
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxThreads);
   if (options_.tls != nullptr) {
-    impl_ = std::make_unique<TlsServer>(options_.tls);
+    impl_ = std::make_unique<TlsServer>(options_.tls, options_.request_read_timeout);
   } else {
     impl_ = std::make_unique<httplib::Server>();
   }

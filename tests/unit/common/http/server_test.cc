@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -455,6 +456,57 @@ TEST_CASE("silent connections beyond the kept threads do not block other clients
     CHECK(took < 2s);  // a silent client holds its thread up to the 10 s handshake/read timeout
     for (int fd : fds) close(fd);
   }
+}
+
+// A client trickling a byte at a time, each within the read timeout, is cut off once its request
+// has taken request_read_timeout (tests/chaos/hostile_clients.py: slow-loris clients stayed for as
+// long as they kept trickling).
+TEST_CASE("TLS: a request trickled byte by byte is cut off at request_read_timeout") {
+  std::signal(SIGPIPE, SIG_IGN);  // our raw writes after the server closed
+  TestCa ca = TestCa::Create();
+  SecretDir dir;
+  dir.Write(ca.Issue("serving-1"));
+  CertWatcher certs(CertWatcherOptions{.cert_dir = dir.path()});
+  REQUIRE(certs.Load().ok());
+  Server server({.address = "127.0.0.1:0", .tls = &certs, .request_read_timeout = 2s});
+  server.Get("/port", [](const Request&, Response& res) { res.set_content("x", "text/plain"); });
+  REQUIRE(server.Start().ok());
+
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  REQUIRE(SSL_connect(ssl) == 1);
+  const std::string request = "GET /port HTTP/1.1\r\nHost: x\r\nX-Pad: " +
+                              std::string(200, 'a') + "\r\n\r\n";
+  const auto start = std::chrono::steady_clock::now();
+  size_t sent = 0;
+  for (; sent < request.size(); ++sent) {
+    if (SSL_write(ssl, &request[sent], 1) != 1) {
+      break;  // the server closed the connection
+    }
+    std::this_thread::sleep_for(100ms);  // well within the 10 s read timeout
+    if (std::chrono::steady_clock::now() - start > 8s) {
+      break;
+    }
+  }
+  // Whatever the server said (a 400 or nothing), the connection ends.
+  char buf[512];
+  while (SSL_read(ssl, buf, sizeof(buf)) > 0) {
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  INFO("sent " << sent << " of " << request.size() << " bytes in "
+               << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  CHECK(sent < request.size());
+  CHECK(took < 5s);
+  SSL_free(ssl);
+  close(fd);
+  SSL_CTX_free(ctx);
 }
 
 }  // namespace
