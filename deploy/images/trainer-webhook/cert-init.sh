@@ -22,10 +22,12 @@ api() {
 }
 b64() { base64 -w0 <"$1"; }
 
-api "$API/api/v1/namespaces/$NS/secrets/$SECRET" >"$WORK/secret.json"
-for k in ca.crt ca.key tls.crt tls.key; do
-  jq -r --arg k "$k" '.data[$k] // ""' "$WORK/secret.json" | base64 -d >"$WORK/$k"
-done
+load() {
+  api "$API/api/v1/namespaces/$NS/secrets/$SECRET" >"$WORK/secret.json"
+  for k in ca.crt ca.key tls.crt tls.key; do
+    jq -r --arg k "$k" '.data[$k] // ""' "$WORK/secret.json" | base64 -d >"$WORK/$k"
+  done
+}
 
 valid() {
   [[ -s "$WORK/tls.crt" && -s "$WORK/ca.crt" && -s "$WORK/ca.key" && -s "$WORK/tls.key" ]] &&
@@ -35,7 +37,7 @@ valid() {
     openssl x509 -in "$WORK/tls.crt" -noout -ext subjectAltName | grep -q "DNS:$DNS\b"
 }
 
-if ! valid; then
+issue() {
   echo "cert-init: issuing a new CA and serving certificate for $DNS"
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/ca.key" -out "$WORK/ca.crt" \
     -days 3650 -sha256 -subj "/O=kubeflow-trainer/CN=kubeflow-trainer-ca" \
@@ -46,14 +48,27 @@ if ! valid; then
     "$DNS" >"$WORK/ext"
   openssl x509 -req -in "$WORK/tls.csr" -CA "$WORK/ca.crt" -CAkey "$WORK/ca.key" -CAcreateserial \
     -days 365 -sha256 -extfile "$WORK/ext" -out "$WORK/tls.crt" 2>/dev/null
-  jq -n --arg a "$(b64 "$WORK/ca.crt")" --arg b "$(b64 "$WORK/ca.key")" \
+}
+
+# Optimistic concurrency: the patch carries the resourceVersion that was read, so of two replicas
+# starting together only one writes its pair (the other gets 409 Conflict, reads the Secret again
+# and uses that pair). Both then serve certificates of the one CA that goes into caBundle.
+for attempt in 1 2 3 4 5; do
+  load
+  valid && break
+  issue
+  jq -n --arg rv "$(jq -r '.metadata.resourceVersion' "$WORK/secret.json")" \
+    --arg a "$(b64 "$WORK/ca.crt")" --arg b "$(b64 "$WORK/ca.key")" \
     --arg c "$(b64 "$WORK/tls.crt")" --arg d "$(b64 "$WORK/tls.key")" \
-    '{data: {"ca.crt": $a, "ca.key": $b, "tls.crt": $c, "tls.key": $d}}' >"$WORK/patch.json"
-  # A merge patch carries no resourceVersion; two replicas starting together may both issue, and
-  # the last write wins: each then serves its own (still valid) pair until its next start.
-  api -X PATCH -H "Content-Type: application/merge-patch+json" --data-binary @"$WORK/patch.json" \
-    "$API/api/v1/namespaces/$NS/secrets/$SECRET" >/dev/null
-fi
+    '{metadata: {resourceVersion: $rv}, data: {"ca.crt": $a, "ca.key": $b, "tls.crt": $c, "tls.key": $d}}' \
+    >"$WORK/patch.json"
+  if api -X PATCH -H "Content-Type: application/merge-patch+json" --data-binary @"$WORK/patch.json" \
+    "$API/api/v1/namespaces/$NS/secrets/$SECRET" >/dev/null; then
+    break
+  fi
+  echo "cert-init: the Secret changed while issuing (attempt $attempt); reading it again"
+  ((attempt < 5)) || { echo "cert-init: could not write $SECRET" >&2; exit 1; }
+done
 
 # caBundle of every webhook in both configurations (JSON patch per index).
 for kind in mutatingwebhookconfigurations/defaulter validatingwebhookconfigurations/validator; do

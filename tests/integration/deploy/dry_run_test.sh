@@ -162,4 +162,27 @@ done
 run_cert_init >/dev/null || fail "cert-init.sh failed on its second run"
 secret_key 'tls\.crt' | cmp -s - "$work/tls.crt" || fail "cert-init.sh re-issued a valid certificate"
 echo "ok: internal-cert: cert-init.sh issued the Secret, injected the CA, kept a valid certificate"
+# Two replicas starting together on an empty Secret: one pair wins, both serve certificates of
+# the CA in caBundle (the 409 loser re-reads the Secret instead of overwriting it).
+testbed_kubectl -n kubeflow-system patch secret kubeflow-trainer-webhook-cert --type=json \
+  -p '[{"op":"remove","path":"/data"}]' >/dev/null
+mkdir -p "$work/certs-a" "$work/certs-b"
+(CERT_DIR="$work/certs-a"; export CERT_DIR; SA_DIR="$work/sa" KUBERNETES_SERVICE_HOST=${api%:*} \
+  KUBERNETES_SERVICE_PORT=${api##*:} deploy/images/trainer-webhook/cert-init.sh) >"$work/a.log" 2>&1 &
+pid_a=$!
+(CERT_DIR="$work/certs-b"; export CERT_DIR; SA_DIR="$work/sa" KUBERNETES_SERVICE_HOST=${api%:*} \
+  KUBERNETES_SERVICE_PORT=${api##*:} deploy/images/trainer-webhook/cert-init.sh) >"$work/b.log" 2>&1 &
+pid_b=$!
+wait "$pid_a" || { cat "$work/a.log" >&2; fail "cert-init.sh (replica a) failed"; }
+wait "$pid_b" || { cat "$work/b.log" >&2; fail "cert-init.sh (replica b) failed"; }
+secret_key 'ca\.crt' >"$work/ca2.crt"
+for r in a b; do
+  openssl verify -CAfile "$work/ca2.crt" "$work/certs-$r/tls.crt" >/dev/null ||
+    fail "replica $r serves a certificate the Secret's CA did not sign"
+done
+ca2=$(base64 -w0 <"$work/ca2.crt")
+for ca in $(testbed_kubectl get validatingwebhookconfiguration/validator.trainer.kubeflow.org -o 'jsonpath={.webhooks[*].clientConfig.caBundle}'); do
+  [[ $ca == "$ca2" ]] || fail "concurrent start: caBundle is not the Secret's CA"
+done
+echo "ok: internal-cert: two replicas starting together agree on one CA"
 echo "PASS"
