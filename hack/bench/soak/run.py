@@ -22,7 +22,8 @@ core over the interval), threads and open fds from /proc.
 Verdict: a least-squares line through RSS over the second half of the run (the first half is
 warm-up: caches fill, allocator arenas settle). "flat" when its slope is below
 --threshold-mb-per-hour for both services, else "growing" and exit status 1. The threshold is
-printed with the result.
+printed with the result. Run 20 minutes or more for a verdict: warm-up lasts about 10 minutes
+here, and a shorter run's second half still climbs with it (docs/benchmarks.md, "soak").
 
 Usage: hack/bench/soak/run.py [--minutes 10] [--rate 2] [--live 60] [--complete-every 2]
          [--sample-seconds 5] [--threshold-mb-per-hour 5] [--bin build/bin] [--csv FILE]
