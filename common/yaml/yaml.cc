@@ -433,6 +433,45 @@ Value FloatValue(const YAML::Mark& mark, const std::string& text, double d) {
   return Value(d);
 }
 
+// yaml-cpp turns the double-quoted escapes \N and \_ into the single bytes 0x85 and 0xA0, not
+// UTF-8; go-yaml reads them as U+0085 and U+00A0. The input is valid UTF-8 (checked first) and
+// every other escape yields whole UTF-8 sequences, so a byte that starts no valid sequence here
+// can only come from those two escapes.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto lead = static_cast<unsigned char>(s[i]);
+  size_t width = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3
+                 : (lead & 0xF8) == 0xF0                 ? 4
+                                                         : 0;
+  if (width == 0 || width > s.size() - i) return 0;
+  for (size_t k = 1; k < width; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return width;
+}
+
+std::string RepairYamlCppEscapes(const std::string& text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t width = Utf8SequenceLength(text, i);
+    if (width > 0) {
+      out.append(text, i, width);
+      i += width;
+      continue;
+    }
+    out += '\xC2';  // 0x85 and 0xA0 are U+0085 and U+00A0 as Latin-1
+    out += text[i++];
+  }
+  return out;
+}
+
+bool AllAscii(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Event handler building json::Values with an explicit stack (no recursion on the input).
 
@@ -472,7 +511,9 @@ class Builder : public YAML::EventHandler {
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& text) override {
+                const std::string& raw) override {
+    std::string repaired;
+    const std::string& text = AllAscii(raw) ? raw : (repaired = RepairYamlCppEscapes(raw));
     Scalar s = ResolveTagged(mark, tag, text);
     if (ExpectingKey()) {
       if (s.kind == Kind::kMerge) {

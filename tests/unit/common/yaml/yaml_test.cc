@@ -192,6 +192,12 @@ TEST_CASE("yaml rejects input go-yaml's reader rejects", "[unit][yaml]") {
           J("{\"name\":\"caf\xC3\xA9\",\"emoji\":\"\xF0\x9F\x98\x80\",\"t\":\"a\\tb\"}"));
     CHECK(MustParse("a: \"\\uFFFF\"\n") == J("{\"a\":\"\xEF\xBF\xBF\"}"));
   }
+  SECTION("the escapes \\N and \\_ are U+0085 and U+00A0, as go-yaml reads them") {
+    // yaml-cpp alone gives the single bytes 0x85 and 0xA0 (not UTF-8); found by the fuzzer.
+    CHECK(MustParse("a: \"\\N\\_\xC3\xA9\\N\"\n") ==
+          J("{\"a\":\"\\u0085\\u00a0\\u00e9\\u0085\"}"));
+    CHECK(MustParse("\"\\_\": \"\\u0085x\"\n") == J("{\"\\u00a0\":\"\\u0085x\"}"));
+  }
   SECTION("ToYaml escapes U+FFFE and U+FFFF, which ParseYaml would reject raw") {
     json::Value v = J("{\"a\":\"x\xEF\xBF\xBEy\xEF\xBF\xBF\"}");
     std::string text = ToYaml(v);
