@@ -9,6 +9,7 @@
 #   hack/fuzz.sh 5          # a CI smoke run
 #   TARGETS="quantity yaml_to_json" hack/fuzz.sh 300
 #   JOBS=1 (build parallelism, default 2)  BUILD_DIR=build-fuzz
+#   FUZZ_SEED=1 hack/fuzz.sh 10   # fixed libFuzzer seed (default: random), as CI runs it
 #
 # Clang warns in places gcc does not; the library code is built with -Wno-error here (warnings
 # still print) so that a fuzzing run is not blocked by a warning the gcc CI does not raise.
@@ -16,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${1:-60}"
+seed="${FUZZ_SEED:-0}"  # 0: libFuzzer picks one (printed in each target's log)
 build_dir="${BUILD_DIR:-build-fuzz}"
 jobs="${JOBS:-2}"
 targets=(${TARGETS:-admission_review yaml_to_json api_decode quantity json_patch watch_decoder kubeconfig jobset_status})
@@ -57,7 +59,7 @@ for t in "${targets[@]}"; do
   # replay test shows a violated property's message: see the .cmd file of a saved input.
   if [[ "${t}" == admission_review ]]; then extra+=(-close_fd_mask=2); fi
   # -timeout: one input taking longer than 10 s is a hang worth a report.
-  if nice "${bin}" -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  if nice "${bin}" -seed="${seed}" -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 "${extra[@]}" -artifact_prefix="${work}/artifacts/" "${work}/corpus" \
        >"${work}/log" 2>&1; then
     grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb)" "${work}/log" | tr '\n' ' '
