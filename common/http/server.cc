@@ -62,22 +62,25 @@ bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
   return true;
 }
 
-// One TLS connection as httplib sees it. Writes are buffered and sent as one TLS record when the
-// response is complete (Flush) or before the next read (a "100 Continue" must reach the client
-// before we wait for the body): httplib writes a response's status line and headers, then its
-// body, and over TLS each write is a record, a send() and a wakeup of the client; one record per
-// response is measurably cheaper on both ends (docs/benchmarks.md, webhook). The socket is
-// non-blocking and every wait is a poll() with the server's timeouts, so a client that stops
-// halfway through a record cannot hold the thread beyond them.
-class TlsStream final : public httplib::Stream {
+// One connection as httplib sees it: TLS through `ssl`, or plain TCP when it is null. Writes are
+// buffered and sent as one TLS record (or send()) when the response is complete (Flush) or before
+// the next read (a "100 Continue" must reach the client before we wait for the body): httplib
+// writes a response's status line and headers, then its body, and over TLS each write is a
+// record, a send() and a wakeup of the client; one record per response is measurably cheaper on
+// both ends (docs/benchmarks.md, webhook). The socket is non-blocking and every wait is a poll()
+// with the server's timeouts, so a client that stops halfway through a request cannot hold the
+// thread beyond them.
+class ConnStream final : public httplib::Stream {
  public:
-  TlsStream(int sock, SSL* ssl, std::chrono::microseconds read_timeout,
-            std::chrono::microseconds write_timeout)
+  ConnStream(int sock, SSL* ssl, std::chrono::microseconds read_timeout,
+             std::chrono::microseconds write_timeout)
       : sock_(sock), ssl_(ssl), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
 
   bool is_readable() const override { return Pending() || Wait(POLLIN, ReadWait()); }
-  // Request bytes already received and decrypted.
-  bool Pending() const { return in_pos_ < in_len_ || SSL_pending(ssl_) > 0; }
+  // Request bytes already received (and decrypted).
+  bool Pending() const {
+    return in_pos_ < in_len_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0);
+  }
   // Writes go to the buffer; Flush() reports the socket's state.
   bool is_writable() const override { return !failed_; }
 
@@ -105,6 +108,9 @@ class TlsStream final : public httplib::Stream {
       request_timed_out_ = true;
       return -1;
     }
+    if (ssl_ == nullptr) {
+      return FillPlain();
+    }
     for (;;) {
       int got = SSL_read(ssl_, in_, sizeof(in_));
       if (got > 0) {
@@ -129,6 +135,25 @@ class TlsStream final : public httplib::Stream {
     }
   }
 
+  ssize_t FillPlain() {
+    for (;;) {
+      ssize_t got = recv(sock_, in_, sizeof(in_), 0);
+      if (got >= 0) {
+        in_len_ = static_cast<size_t>(got);
+        return got;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (Wait(POLLIN, ReadWait())) continue;
+        request_timed_out_ = request_deadline_.has_value() &&
+                             std::chrono::steady_clock::now() >= *request_deadline_;
+        return -1;
+      }
+      failed_ = true;
+      return -1;
+    }
+  }
+
   ssize_t write(const char* ptr, size_t size) override {
     if (failed_) {
       return -1;
@@ -139,6 +164,9 @@ class TlsStream final : public httplib::Stream {
 
   // Sends what is buffered; false if the connection failed (then it must be closed).
   bool Flush() {
+    if (ssl_ == nullptr) {
+      return FlushPlain();
+    }
     size_t off = 0;
     while (!failed_ && off < out_.size()) {
       // A retry after WANT_* repeats the same arguments, as SSL_write requires.
@@ -151,6 +179,20 @@ class TlsStream final : public httplib::Stream {
       int err = SSL_get_error(ssl_, put);
       if (!(err == SSL_ERROR_WANT_WRITE && Wait(POLLOUT, write_timeout_)) &&
           !(err == SSL_ERROR_WANT_READ && Wait(POLLIN, read_timeout_))) {
+        failed_ = true;
+      }
+    }
+    out_.clear();
+    return !failed_;
+  }
+  bool FlushPlain() {
+    size_t off = 0;
+    while (!failed_ && off < out_.size()) {
+      ssize_t put = send(sock_, out_.data() + off, out_.size() - off, MSG_NOSIGNAL);
+      if (put >= 0) {
+        off += static_cast<size_t>(put);
+      } else if (errno != EINTR &&
+                 !((errno == EAGAIN || errno == EWOULDBLOCK) && Wait(POLLOUT, write_timeout_))) {
         failed_ = true;
       }
     }
@@ -214,7 +256,7 @@ class TlsStream final : public httplib::Stream {
   }
 
   const int sock_;
-  SSL* const ssl_;
+  SSL* const ssl_;  // null: plain TCP
   const std::chrono::microseconds read_timeout_;
   const std::chrono::microseconds write_timeout_;
   std::string out_;
@@ -226,24 +268,28 @@ class TlsStream final : public httplib::Stream {
   bool request_timed_out_ = false;
 };
 
-// httplib's HTTP server with our TLS connection loop (httplib's SSLServer writes each response
-// in two records, see TlsStream): handshake within the read timeout, then up to
-// keep_alive_max_count requests, each awaited for up to keep_alive_timeout.
-class TlsServer final : public httplib::Server {
+// httplib's HTTP server with our connection loop (httplib's SSLServer writes each response in
+// two records, see ConnStream, and its plain loop has no limit on a whole request's time): a TLS
+// handshake within the read timeout (with `certs`), then up to keep_alive_max_count requests,
+// each awaited for up to keep_alive_timeout and read within request_read_timeout.
+class ConnServer final : public httplib::Server {
  public:
-  TlsServer(CertWatcher* certs, std::chrono::seconds request_read_timeout)
-      : ctx_(SSL_CTX_new(TLS_server_method())), request_read_timeout_(request_read_timeout) {
+  ConnServer(CertWatcher* certs, std::chrono::seconds request_read_timeout)
+      : tls_(certs != nullptr), request_read_timeout_(request_read_timeout) {
+    if (tls_) {
+      ctx_ = SSL_CTX_new(TLS_server_method());
+    }
     if (ctx_ != nullptr && !ConfigureTls(*ctx_, certs)) {
       SSL_CTX_free(ctx_);
       ctx_ = nullptr;
     }
   }
-  ~TlsServer() override {
+  ~ConnServer() override {
     if (ctx_ != nullptr) {
       SSL_CTX_free(ctx_);
     }
   }
-  bool is_valid() const override { return ctx_ != nullptr; }
+  bool is_valid() const override { return !tls_ || ctx_ != nullptr; }
 
  private:
   static std::chrono::microseconds Timeout(time_t sec, time_t usec) {
@@ -254,10 +300,19 @@ class TlsServer final : public httplib::Server {
     const auto read_timeout = Timeout(read_timeout_sec_, read_timeout_usec_);
     const auto write_timeout = Timeout(write_timeout_sec_, write_timeout_usec_);
     bool ok = false;
+    const bool nonblocking = fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) == 0;
+    if (!tls_) {
+      if (nonblocking) {
+        ConnStream strm(sock, nullptr, read_timeout, write_timeout);
+        ok = Serve(strm, nullptr, sock);
+      }
+      shutdown(sock, SHUT_RDWR);
+      close(sock);
+      return ok;
+    }
     SSL* ssl = SSL_new(ctx_);
-    if (ssl != nullptr && fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) == 0 &&
-        SSL_set_fd(ssl, sock) == 1) {
-      TlsStream strm(sock, ssl, read_timeout, write_timeout);
+    if (ssl != nullptr && nonblocking && SSL_set_fd(ssl, sock) == 1) {
+      ConnStream strm(sock, ssl, read_timeout, write_timeout);
       if (Handshake(ssl, sock, read_timeout)) {
         ok = Serve(strm, ssl, sock);
         if (!strm.failed()) {
@@ -297,7 +352,7 @@ class TlsServer final : public httplib::Server {
   }
 
   // Waits up to keep_alive_timeout for the next request, giving up early when the server stops.
-  bool NextRequest(const TlsStream& strm, int sock) const {
+  bool NextRequest(const ConnStream& strm, int sock) const {
     if (strm.Pending()) {
       return true;
     }
@@ -321,7 +376,7 @@ class TlsServer final : public httplib::Server {
     return false;
   }
 
-  bool Serve(TlsStream& strm, SSL* ssl, int sock) {
+  bool Serve(ConnStream& strm, SSL* ssl, int sock) {
     bool ok = false;
     for (size_t left = keep_alive_max_count_; left > 0 && NextRequest(strm, sock); --left) {
       bool connection_closed = false;
@@ -343,7 +398,8 @@ class TlsServer final : public httplib::Server {
     return ok;
   }
 
-  SSL_CTX* ctx_;
+  const bool tls_;
+  SSL_CTX* ctx_ = nullptr;
   const std::chrono::seconds request_read_timeout_;
 };
 
@@ -552,11 +608,7 @@ struct Server::Routes {
 Server::Server(ServerOptions options)
     : options_(std::move(options)), routes_(std::make_unique<Routes>()) {
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxThreads);
-  if (options_.tls != nullptr) {
-    impl_ = std::make_unique<TlsServer>(options_.tls, options_.request_read_timeout);
-  } else {
-    impl_ = std::make_unique<httplib::Server>();
-  }
+  impl_ = std::make_unique<ConnServer>(options_.tls, options_.request_read_timeout);
   const size_t threads = options_.threads;
   const size_t max_threads =
       std::clamp<size_t>(options_.max_threads, threads, kMaxConnectionThreads);

@@ -61,7 +61,7 @@ struct ServerOptions {
   std::chrono::seconds keep_alive_timeout{120};
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds write_timeout{10};
-  // TLS: from its first byte, a request (headers and body) must arrive within this long, as Go's
+  // From its first byte, a request (headers and body) must arrive within this long, as Go's
   // ReadHeaderTimeout (32 s in controller-runtime's webhook server); without it a client sending a
   // byte every few seconds keeps its connection, read_timeout being per read.
   std::chrono::seconds request_read_timeout{32};

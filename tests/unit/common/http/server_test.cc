@@ -460,15 +460,18 @@ TEST_CASE("silent connections beyond the kept threads do not block other clients
 
 // A client trickling a byte at a time, each within the read timeout, is cut off once its request
 // has taken request_read_timeout (tests/chaos/hostile_clients.py: slow-loris clients stayed for as
-// long as they kept trickling).
-TEST_CASE("TLS: a request trickled byte by byte is cut off at request_read_timeout") {
+// long as they kept trickling). The same for the plain HTTP ports (probes, metrics).
+TEST_CASE("a request trickled byte by byte is cut off at request_read_timeout") {
   std::signal(SIGPIPE, SIG_IGN);  // our raw writes after the server closed
+  const bool tls = GENERATE(false, true);
+  INFO("tls=" << tls);
   TestCa ca = TestCa::Create();
   SecretDir dir;
   dir.Write(ca.Issue("serving-1"));
   CertWatcher certs(CertWatcherOptions{.cert_dir = dir.path()});
   REQUIRE(certs.Load().ok());
-  Server server({.address = "127.0.0.1:0", .tls = &certs, .request_read_timeout = 2s});
+  Server server({.address = "127.0.0.1:0", .tls = tls ? &certs : nullptr,
+                 .request_read_timeout = 2s});
   server.Get("/port", [](const Request&, Response& res) { res.set_content("x", "text/plain"); });
   REQUIRE(server.Start().ok());
 
@@ -479,15 +482,24 @@ TEST_CASE("TLS: a request trickled byte by byte is cut off at request_read_timeo
   addr.sin_port = htons(static_cast<uint16_t>(server.port()));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, fd);
-  REQUIRE(SSL_connect(ssl) == 1);
+  SSL* ssl = nullptr;
+  if (tls) {
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    REQUIRE(SSL_connect(ssl) == 1);
+  }
+  auto put = [&](const char* byte) {
+    return tls ? SSL_write(ssl, byte, 1) == 1 : send(fd, byte, 1, MSG_NOSIGNAL) == 1;
+  };
+  auto get = [&](char* buf, int size) {
+    return tls ? SSL_read(ssl, buf, size) : static_cast<int>(recv(fd, buf, size, 0));
+  };
   const std::string request = "GET /port HTTP/1.1\r\nHost: x\r\nX-Pad: " +
                               std::string(200, 'a') + "\r\n\r\n";
   const auto start = std::chrono::steady_clock::now();
   size_t sent = 0;
   for (; sent < request.size(); ++sent) {
-    if (SSL_write(ssl, &request[sent], 1) != 1) {
+    if (!put(&request[sent])) {
       break;  // the server closed the connection
     }
     std::this_thread::sleep_for(100ms);  // well within the 10 s read timeout
@@ -497,14 +509,14 @@ TEST_CASE("TLS: a request trickled byte by byte is cut off at request_read_timeo
   }
   // Whatever the server said (a 400 or nothing), the connection ends.
   char buf[512];
-  while (SSL_read(ssl, buf, sizeof(buf)) > 0) {
+  while (get(buf, sizeof(buf)) > 0) {
   }
   const auto took = std::chrono::steady_clock::now() - start;
   INFO("sent " << sent << " of " << request.size() << " bytes in "
                << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
   CHECK(sent < request.size());
   CHECK(took < 5s);
-  SSL_free(ssl);
+  if (ssl != nullptr) SSL_free(ssl);
   close(fd);
   SSL_CTX_free(ctx);
 }
