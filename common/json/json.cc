@@ -8,6 +8,9 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <system_error>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -230,14 +233,31 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
  public:
   bool Null() { return Add(Value()); }
   bool Bool(bool b) { return Add(Value(b)); }
-  bool Int(int i) { return Add(Value(static_cast<int64_t>(i))); }
-  bool Uint(unsigned u) { return Add(Value(static_cast<int64_t>(u))); }
-  bool Int64(int64_t i) { return Add(Value(i)); }
-  bool Uint64(uint64_t u) {
-    if (u <= static_cast<uint64_t>(INT64_MAX)) return Add(Value(static_cast<int64_t>(u)));
-    return Add(Value(static_cast<double>(u)));
+  // Numbers arrive as their text (kParseNumbersAsStringsFlag) and are converted here, correctly
+  // rounded as Go's strconv does: RapidJSON's normal precision is one ULP off on some values
+  // (5e31 read back as 4.9999999999999994e31, found by tests/fuzz) and its full-precision path
+  // reads out of bounds. Integers that fit int64 stay integers; others are doubles.
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    const char* end = s + n;
+    if (std::none_of(s, end, [](char c) { return c == '.' || c == 'e' || c == 'E'; })) {
+      int64_t i = 0;
+      auto [p, ec] = std::from_chars(s, end, i);
+      if (ec == std::errc() && p == end) return Add(Value(i));
+    }
+    double d = 0;
+    auto [p, ec] = std::from_chars(s, end, d);
+    if (ec == std::errc::result_out_of_range) {
+      // Underflow reads as the nearest value (zero or subnormal); overflow is an error.
+      d = std::strtod(std::string(s, n).c_str(), nullptr);
+    } else if (ec != std::errc() || p != end) {
+      return false;  // RapidJSON checked the syntax; unreachable
+    }
+    if (!std::isfinite(d)) {
+      number_too_big_ = true;
+      return false;
+    }
+    return Add(Value(d));
   }
-  bool Double(double d) { return Add(Value(d)); }
   bool String(const char* s, rapidjson::SizeType n, bool) { return Add(Value(std::string(s, n))); }
   bool StartObject() {
     if (stack_.size() >= kMaxDepth) return false;
@@ -260,6 +280,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
 
   Value TakeRoot() { return std::move(root_); }
   bool too_deep() const { return stack_.size() >= kMaxDepth; }
+  bool number_too_big() const { return number_too_big_; }
 
   // Clone, Write, == and the destructor recurse; this bound keeps them far from the stack limit
   // (Go's encoding/json uses the same limit).
@@ -290,6 +311,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   std::vector<Value> stack_;
   std::vector<std::string> keys_;
   Value root_;
+  bool number_too_big_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -482,15 +504,19 @@ StatusOr<Value> Parse(std::string_view text) {
   rapidjson::Reader reader;
   rapidjson::MemoryStream ms(text.data(), text.size());
   rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
-  // No kParseFullPrecisionFlag: Debian's RapidJSON 1.1.0 reads past its cached-powers table on
-  // long tiny numbers in that path (found by tests/fuzz). Normal precision can differ from the
-  // exact double by one ULP in rare cases; Kubernetes objects carry no such values.
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  // Numbers are converted by Builder::RawNumber (see there).
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::ParseResult ok = reader.Parse<kFlags>(is, builder);
   if (!ok) {
     if (builder.too_deep()) {
       return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) +
                                   ": nesting deeper than 10000 levels");
+    }
+    if (builder.number_too_big()) {
+      return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) + ": " +
+                                  rapidjson::GetParseError_En(rapidjson::kParseErrorNumberTooBig));
     }
     return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) + ": " +
                                 rapidjson::GetParseError_En(ok.Code()));

@@ -48,6 +48,45 @@ TEST_CASE("json parse errors name the offset", "[json]") {
   CHECK(json::Parse("\"\xff\"")->AsString() == "\xEF\xBF\xBD");
 }
 
+TEST_CASE("json numbers read as Go's strconv reads them", "[json]") {
+  auto num = [](std::string_view text) {
+    auto v = json::Parse(text);
+    REQUIRE(v.ok());
+    return std::move(v).value();
+  };
+  SECTION("integers that fit int64 stay integers; the rest are doubles") {
+    CHECK(num("9223372036854775807").AsInt() == INT64_MAX);
+    CHECK(num("-9223372036854775808").AsInt() == INT64_MIN);
+    CHECK(num("-0").AsInt() == 0);
+    CHECK(num("9223372036854775808").IsDouble());
+    CHECK(num("9223372036854775808").AsDouble() == 9223372036854775808.0);
+    CHECK(num("-18446744073709551617").AsDouble() == -18446744073709551616.0);
+    CHECK(num("2.0").IsDouble());
+  }
+  SECTION("doubles are correctly rounded, so a written value reads back the same") {
+    // RapidJSON's own conversion read 5e31 as 4.9999999999999994e31 (found by tests/fuzz).
+    for (double d : {5e31, 1e23, 8.41e21, 0.1, 2.2250738585072014e-308, 4.9e-324,
+                     1.7976931348623157e308, 123456.789e-12}) {
+      INFO(d);
+      CHECK(num(json::Write(json::Value(d))).AsDouble() == d);
+    }
+    CHECK(num("5e31").AsDouble() == 5e31);
+    CHECK(num("1e-400").AsDouble() == 0.0);
+    CHECK(num("2.4703282292062328e-324").AsDouble() == 4.9406564584124654e-324);
+  }
+  SECTION("a number beyond the double range is an error, not infinity") {
+    for (std::string_view text : {"1e309", "[1, 9e308]", "-1.8e308"}) {
+      auto v = json::Parse(text);
+      INFO(text);
+      REQUIRE_FALSE(v.ok());
+      CHECK(v.status().message().find("Number too big to be stored in double.") !=
+            std::string::npos);
+    }
+    CHECK(json::Parse("[1, 9e308]").status().message() ==
+          "invalid JSON at offset 4: Number too big to be stored in double.");
+  }
+}
+
 TEST_CASE("json deep nesting does not overflow the stack", "[json]") {
   std::string deep(100000, '[');
   deep += std::string(100000, ']');

@@ -1,0 +1,1 @@
+build/tests/fuzz_yaml_to_json_replay tests/fuzz/crashes/yaml_to_json/double-one-ulp-off   # 50e30: json::Parse (RapidJSON normal precision) read 5e31 back as 4.9999999999999994e31, so the JSON round trip changed the value; numbers are now converted with std::from_chars
