@@ -150,7 +150,10 @@ class ManagerImpl final : public Manager {
   informer::Informer* trs_ = nullptr;
   informer::Informer* ctrs_ = nullptr;
   CacheReader cache_;
-  OwnWrites own_writes_;
+  // Held events that were not our echo go straight to the queue: they are live changes.
+  OwnWrites own_writes_{[this](const std::string& key) {
+    if (!key.empty()) trainjob_pool_->Add(key);
+  }};
   std::unique_ptr<OverlayReader> overlay_;
   std::unique_ptr<core::Runtimes> runtimes_;
   std::unique_ptr<kube::EventRecorder> events_;
@@ -322,16 +325,18 @@ void ManagerImpl::WireHandlers() {
     i->AddEventHandler(
         {.on_add =
              [this, i](const json::Value& o) {
-               if (own_writes_.IsEcho(o)) return;
-               EnqueueTrainJob(ControllerTrainJob(o), *i);
+               std::string key = ControllerTrainJob(o);
+               if (own_writes_.Absorb(o, {key})) return;
+               EnqueueTrainJob(key, *i);
              },
          .on_update =
              [this, i](const json::Value& old_obj, const json::Value& o) {
-               if (own_writes_.IsEcho(o)) return;
                std::string key = ControllerTrainJob(o);
-               EnqueueTrainJob(key, *i);
                std::string old_key = ControllerTrainJob(old_obj);
-               if (old_key != key) EnqueueTrainJob(old_key, *i);
+               std::vector<std::string> owners{key};
+               if (old_key != key) owners.push_back(old_key);
+               if (own_writes_.Absorb(o, owners)) return;
+               for (const std::string& k : owners) EnqueueTrainJob(k, *i);
              },
          .on_delete =
              [this, i](const json::Value& o) { EnqueueTrainJob(ControllerTrainJob(o), *i); }});

@@ -27,8 +27,15 @@ OverlayReader::Scope::Scope(OverlayReader& reader) : reader_(reader) {
 
 OverlayReader::Scope::~Scope() { t_overlay.reset(); }
 
+void OverlayReader::BeginWrite(const json::Value& object) {
+  if (own_writes_ != nullptr) own_writes_->Begin(object);
+}
+
+void OverlayReader::EndWrite(const json::Value& object, const StatusOr<json::Value>& result) {
+  if (own_writes_ != nullptr) own_writes_->Finish(object, result.ok() ? &*result : nullptr);
+}
+
 void OverlayReader::Remember(const json::Value& object) {
-  if (own_writes_ != nullptr) own_writes_->Record(object);
   if (t_overlay == nullptr || t_overlay->owner != this) {
     return;
   }

@@ -21,8 +21,8 @@ namespace trainer::controller {
 
 class OverlayReader final : public framework::Reader {
  public:
-  // `own_writes` (optional) also records every remembered object, so the informer handlers can
-  // recognize the watch events of these writes (own_writes.h).
+  // `own_writes` (optional) is told of every write (BeginWrite/EndWrite), so the informer
+  // handlers can recognize the watch events of these writes (own_writes.h).
   explicit OverlayReader(const framework::Reader& base, OwnWrites* own_writes = nullptr)
       : base_(base), own_writes_(own_writes) {}
 
@@ -41,6 +41,10 @@ class OverlayReader final : public framework::Reader {
   // Makes `object` (apiVersion, kind, metadata.namespace/name) visible to this thread's Gets
   // until its Scope ends. No-op outside a Scope.
   void Remember(const json::Value& object);
+  // Bracket one apply of `object` (any thread), so OwnWrites can tell its echo: BeginWrite
+  // before the request, EndWrite with its result.
+  void BeginWrite(const json::Value& object);
+  void EndWrite(const json::Value& object, const StatusOr<json::Value>& result);
 
   StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override;

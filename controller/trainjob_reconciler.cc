@@ -374,8 +374,10 @@ Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::Train
   }
   auto send = [this](Pending& p) {
     std::string ns(kube::Namespace(p.obj));
+    if (deps_.overlay != nullptr) deps_.overlay->BeginWrite(p.obj);
     p.out = deps_.writer->Apply(p.mapping->gvr, p.mapping->namespaced ? ns : "", p.obj,
                                 kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
+    if (deps_.overlay != nullptr) deps_.overlay->EndWrite(p.obj, p.out);
     p.out = NoKindMatchIfNotServed(std::move(p.out), p.gvk);
   };
   // Applies one wave concurrently (a wave costs one apply's latency, not the sum); the first

@@ -37,10 +37,16 @@ void WorkerPool::Feed(std::stop_token stop) {
       backlog_keys_.erase(key);
     }
     // Wait for room: the queue then never holds more than ~workers backlog keys ahead of a
-    // live event.
-    while (queue_.Len() >= low_water && !stop.stop_requested()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // live event. Woken by Work (no polling: a 1 ms poll cost ~6% of the controller's CPU while
+    // a first list drained); the timeout only bounds a missed wake-up.
+    {
+      std::unique_lock<std::mutex> lock(room_mu_);
+      while (queue_.Len() >= low_water && !stop.stop_requested()) {
+        room_cv_.wait_for(lock, stop, std::chrono::milliseconds(100),
+                          [&] { return queue_.Len() < low_water; });
+      }
     }
+    if (stop.stop_requested()) return;
     queue_.Add(key);
   }
 }
@@ -65,6 +71,11 @@ void WorkerPool::Stop() {
 
 void WorkerPool::Work() {
   while (std::optional<std::string> key = queue_.Get()) {
+    {
+      // The queue shrank: wake the feeder. Taking room_mu_ orders this after its Len check.
+      std::lock_guard<std::mutex> lock(room_mu_);
+    }
+    room_cv_.notify_one();
     if (stopping_) {
       // Shutting down: queued keys are left for the next leader (level-triggered).
       queue_.Done(*key);

@@ -73,6 +73,9 @@ class WorkerPool {
   std::condition_variable_any backlog_cv_;
   std::deque<std::string> backlog_;
   std::unordered_set<std::string> backlog_keys_;
+  // The feeder sleeps here until a worker takes a key (the only way the queue shrinks).
+  std::mutex room_mu_;
+  std::condition_variable_any room_cv_;
   std::jthread feeder_;
 };
 
