@@ -36,7 +36,8 @@ std::string Usage() {
          "  --kubeconfig=PATH                  kubeconfig (else $KUBECONFIG, else in-cluster)\n"
          "  -v=N                               log verbosity\n"
          "  --log-format=text|json             log format\n"
-         "  --webhook-threads=64               HTTPS worker threads\n"
+         "  --webhook-threads=16               HTTPS threads kept when idle (each open connection\n"
+         "                                     has one; more start on demand)\n"
          "  --offline-runtimes=FILE            serve runtimes from manifests instead of the "
          "cluster (development, benchmarks); repeatable\n";
 }

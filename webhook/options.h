@@ -8,7 +8,8 @@
 //   --kubeconfig=PATH                    else $KUBECONFIG, else in-cluster
 //   -v=N / --v=N                         log verbosity
 //   --log-format=text|json
-//   --webhook-threads=64                 HTTPS worker threads (above the apiserver's connections)
+//   --webhook-threads=16                 HTTPS threads kept when idle; one per open connection,
+//                                        more start on demand (up to 1,024 connections)
 //   --offline-runtimes=FILE              (repeatable) serve runtimes from manifests, no cluster:
 //                                        development and benchmarks only
 // Both "--flag=value" and "--flag value" are accepted.
@@ -30,7 +31,7 @@ struct Options {
   std::string kubeconfig;
   int verbosity = 0;
   std::string log_format = "text";
-  size_t threads = 64;
+  size_t threads = 16;
   std::vector<std::string> offline_runtimes;
   bool help = false;
 };

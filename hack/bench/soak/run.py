@@ -16,6 +16,11 @@ patched to Completed a few seconds after it is created, so the status path runs 
 controller writes jobsStatus and the Complete condition). All requests go over one keep-alive
 HTTPS connection with the test bed's admin certificate, so the client costs little CPU.
 
+Bursts (--burst N, every --burst-every seconds): N creates sent at once over N further
+connections, on top of the steady rate, so that both services see more concurrent requests than
+usual (more webhook connections from the apiserver, more controller requests in flight) and must
+give the extra connections, threads and memory back afterwards.
+
 Sampling: every --sample-seconds, each service's VmRSS, CPU (utime+stime, shown as % of one
 core over the interval), threads and open fds from /proc.
 
@@ -26,6 +31,7 @@ printed with the result. Run 20 minutes or more for a verdict: warm-up lasts abo
 here, and a shorter run's second half still climbs with it (docs/benchmarks.md, "soak").
 
 Usage: hack/bench/soak/run.py [--minutes 10] [--rate 2] [--live 60] [--complete-every 2]
+         [--burst 0] [--burst-every 240]
          [--sample-seconds 5] [--threshold-mb-per-hour 5] [--bin build/bin] [--csv FILE]
          [--keep]   (leave the local run up afterwards; stop it with the printed command)
 --bin may point at a sanitizer build (build-asan/bin): ASAN_OPTIONS etc. are passed through to
@@ -125,6 +131,8 @@ class Churn:
         self.runtimes = args.runtimes.split(",")
         self.local = threading.local()
         self.pool = concurrent.futures.ThreadPoolExecutor(args.clients)
+        self.burst_pool = (concurrent.futures.ThreadPoolExecutor(args.burst)
+                           if args.burst > 0 else None)
         self.mu = threading.Lock()
         self.live = collections.deque()  # names, oldest first
         self.to_complete = collections.deque()  # (due time, name, first due time)
@@ -158,6 +166,14 @@ class Churn:
         for d in due:
             self.pool.submit(self.complete, *d)
         return self.pool._work_queue.qsize()
+
+    def burst(self):
+        """Submits --burst creates at once, each on its own connection."""
+        for _ in range(self.args.burst):
+            self.seq += 1
+            self.burst_pool.submit(self.create, self.seq)
+        with self.mu:
+            self.counts["bursts"] += 1
 
     def create(self, seq):
         name = "soak-%06d" % seq
@@ -213,6 +229,8 @@ class Churn:
 
     def finish(self):
         self.pool.shutdown(wait=True)
+        if self.burst_pool is not None:
+            self.burst_pool.shutdown(wait=True)
 
     def mean_ms(self, kind):
         n = self.counts[kind + "_requests"]
@@ -304,9 +322,10 @@ def report(sampler, churn, args, elapsed, load_start, load_end):
     print("date %s UTC, %.1f min, load average %s at start, %s at end, %d CPUs" % (
         time.strftime("%Y-%m-%d %H:%M", time.gmtime(sampler.start_time)), elapsed / 60,
         load_start, load_end, os.cpu_count()))
-    print("churn: %d created (%.2f/s), %d deleted, %d JobSets patched Completed, live %d; "
-          "errors: create %d, delete %d, complete %d" % (
-              churn.counts["created"], creates_per_s, churn.counts["deleted"],
+    print("churn: %d created (%.2f/s, %d bursts of %d), %d deleted, %d JobSets patched "
+          "Completed, live %d; errors: create %d, delete %d, complete %d" % (
+              churn.counts["created"], creates_per_s, churn.counts["bursts"], args.burst,
+              churn.counts["deleted"],
               churn.counts["jobsets_completed"], len(churn.live), churn.counts["create_errors"],
               churn.counts["delete_errors"], churn.counts["complete_errors"]))
     print("status path: %d/%d live TrainJobs with a Completed JobSet carry Complete=True" % (
@@ -315,7 +334,8 @@ def report(sampler, churn, args, elapsed, load_start, load_end):
         churn.mean_ms("create"), churn.mean_ms("delete"), churn.mean_ms("complete")))
     verdict = {}
     print("| service | RSS start MB | RSS end MB | RSS max MB | slope over 2nd half MB/h | "
-          "per created TrainJob KB | CPU s/min | threads | fds | verdict |")
+          "per created TrainJob KB | CPU s/min | threads (start→max→end) | fds (start→max→end) | "
+          "verdict |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for s in SERVICES:
         slope = slope_mb_per_hour([(t, row[s][0]) for t, row in half])
@@ -323,10 +343,12 @@ def report(sampler, churn, args, elapsed, load_start, load_end):
         grows = slope >= args.threshold_mb_per_hour
         verdict[s] = "growing" if grows else "flat"
         cpu_avg = sum(row[s][1] for _, row in rows) / len(rows) / 100 * 60
-        print("| %s | %.1f | %.1f | %.1f | %+.2f | %+.3f | %.1f | %d→%d | %d→%d | %s |" % (
+        def span(i):
+            return "%d→%d→%d" % (rows[0][1][s][i], max(row[s][i] for _, row in rows),
+                                 rows[-1][1][s][i])
+        print("| %s | %.1f | %.1f | %.1f | %+.2f | %+.3f | %.1f | %s | %s | %s |" % (
             s, rows[0][1][s][0], rows[-1][1][s][0], max(row[s][0] for _, row in rows), slope,
-            per_tj_kb, cpu_avg, rows[0][1][s][2], rows[-1][1][s][2], rows[0][1][s][3],
-            rows[-1][1][s][3], verdict[s]))
+            per_tj_kb, cpu_avg, span(2), span(3), verdict[s]))
     print("threshold: flat when the slope is below %.1f MB/h" % args.threshold_mb_per_hour)
     ok = all(v == "flat" for v in verdict.values())
     errors = sum(churn.counts[k] for k in ("create_errors", "delete_errors", "complete_errors"))
@@ -346,6 +368,9 @@ def main():
     ap.add_argument("--runtimes", default="torch-distributed,deepspeed-distributed,"
                     "jax-distributed,xgboost-distributed")
     ap.add_argument("--clients", type=int, default=6, help="concurrent API connections")
+    ap.add_argument("--burst", type=int, default=0,
+                    help="creates sent at once every --burst-every seconds (0: none)")
+    ap.add_argument("--burst-every", type=float, default=240)
     ap.add_argument("--sample-seconds", type=int, default=5)
     ap.add_argument("--threshold-mb-per-hour", type=float, default=5.0)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
@@ -389,7 +414,11 @@ def main():
         print("[soak] churn: %.2f TrainJobs/s, %d live, for %.1f min (pids %s)" % (
             args.rate, args.live, args.minutes, pids), flush=True)
         backlog = 0
+        next_burst = start + args.burst_every
         while time.time() < end:
+            if args.burst > 0 and time.time() >= next_burst:
+                churn.burst()
+                next_burst += args.burst_every
             if backlog < 4 * args.clients:  # behind by more than that: skip, report the rate
                 backlog = churn.tick()
             else:
