@@ -15,7 +15,7 @@ TEST_CASE("defaults match upstream's manager and the brief") {
   CHECK(o->health_probe_bind_address == ":8081");
   CHECK(o->log_format == "text");
   CHECK(o->verbosity == 0);
-  CHECK(o->threads == 64);
+  CHECK(o->threads == 16);
 }
 
 TEST_CASE("both --flag=value and --flag value, -v and --v") {
