@@ -2,6 +2,7 @@
 #include "controller/overlay_reader.h"
 
 #include <memory>
+#include <utility>
 
 #include "common/kube/meta.h"
 #include "common/kube/types.h"
@@ -35,14 +36,14 @@ void OverlayReader::EndWrite(const json::Value& object, const StatusOr<json::Val
   if (own_writes_ != nullptr) own_writes_->Finish(object, result.ok() ? &*result : nullptr);
 }
 
-void OverlayReader::Remember(const json::Value& object) {
+void OverlayReader::Remember(json::Value object) {
   if (t_overlay == nullptr || t_overlay->owner != this) {
     return;
   }
   kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(object);
   Key key{gvk.ApiVersion(), gvk.kind, std::string(kube::Namespace(object)),
           std::string(kube::Name(object))};
-  t_overlay->objects[key] = object.Clone();
+  t_overlay->objects[key] = std::move(object);
 }
 
 StatusOr<json::Value> OverlayReader::Get(const framework::GroupVersionKind& gvk,

@@ -6,7 +6,7 @@
 //
 //   OverlayReader reader(cache);
 //   { OverlayReader::Scope scope(reader);      // one per reconcile pass, on the worker thread
-//     reader.Remember(applied_jobset);         // visible to Get on this thread until scope ends
+//     reader.Remember(std::move(applied));     // visible to Get on this thread until scope ends
 //   }
 #pragma once
 
@@ -39,8 +39,9 @@ class OverlayReader final : public framework::Reader {
   };
 
   // Makes `object` (apiVersion, kind, metadata.namespace/name) visible to this thread's Gets
-  // until its Scope ends. No-op outside a Scope.
-  void Remember(const json::Value& object);
+  // until its Scope ends. No-op outside a Scope. Taken by value: callers hand over the apply
+  // response they no longer need, rather than have it copied.
+  void Remember(json::Value object);
   // Bracket one apply of `object` (any thread), so OwnWrites can tell its echo: BeginWrite
   // before the request, EndWrite with its result.
   void BeginWrite(const json::Value& object);

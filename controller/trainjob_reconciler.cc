@@ -395,7 +395,7 @@ Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::Train
         if (deps_.observer) deps_.observer->ApplyError(p->gvk.kind);
         return p->out.status();
       }
-      if (deps_.overlay != nullptr) deps_.overlay->Remember(*p->out);
+      if (deps_.overlay != nullptr) deps_.overlay->Remember(std::move(*p->out));
       applied->any = true;
       applied->jobset_created = applied->jobset_created || p->created;
     }

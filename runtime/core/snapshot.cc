@@ -1,6 +1,9 @@
 // Runtime snapshot ConfigMap: read with checks, and build (upstream pkg/runtime/core/snapshot.go).
 #include "runtime/core/snapshot.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "common/yaml/yaml.h"
 #include "runtime/api/codec.h"
 #include "runtime/framework/apply.h"
@@ -80,9 +83,33 @@ StatusOr<api::TrainingRuntime> GetRuntimeSnapshot(const framework::Reader& reade
   return runtime;
 }
 
-json::Value NewRuntimeSnapshot(const api::TrainJob& job, const json::Value& runtime_object) {
+namespace {
+
+// The snapshot text of a runtime document. Every TrainJob of one runtime version freezes the
+// same document, so the YAML is kept by the document's canonical JSON (a few entries: one per
+// runtime version in use) rather than parsed and written again for each TrainJob.
+std::string SnapshotYaml(const json::Value& runtime_object) {
+  constexpr size_t kMaxEntries = 16;
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::string> cache;  // canonical JSON -> YAML
+  std::string canonical = json::WriteCanonical(runtime_object);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(canonical); it != cache.end()) return it->second;
+  }
   // sigs.k8s.io/yaml sorts keys; the canonical JSON round trip does the same for us.
-  StatusOr<json::Value> sorted = json::Parse(json::WriteCanonical(runtime_object));
+  StatusOr<json::Value> sorted = json::Parse(canonical);
+  if (!sorted.ok()) return yaml::ToYaml(runtime_object);
+  std::string yaml = yaml::ToYaml(*sorted);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kMaxEntries) cache.clear();
+  cache.emplace(std::move(canonical), yaml);
+  return yaml;
+}
+
+}  // namespace
+
+json::Value NewRuntimeSnapshot(const api::TrainJob& job, const json::Value& runtime_object) {
   json::Value cm = json::Value::Object();
   cm.Set("apiVersion", json::Value("v1"));
   cm.Set("kind", json::Value("ConfigMap"));
@@ -92,8 +119,7 @@ json::Value NewRuntimeSnapshot(const api::TrainJob& job, const json::Value& runt
   json::Value owners = json::Value::Array();
   owners.PushBack(framework::TrainJobOwnerReference(job));
   meta.Set("ownerReferences", std::move(owners));
-  cm["data"].Set(kRuntimeSnapshotDataKey,
-                 json::Value(yaml::ToYaml(sorted.ok() ? *sorted : runtime_object)));
+  cm["data"].Set(kRuntimeSnapshotDataKey, json::Value(SnapshotYaml(runtime_object)));
   return cm;
 }
 
