@@ -79,23 +79,27 @@ std::vector<std::string> RuntimeIndex(const json::Value& tj, std::string_view wa
   return {name};
 }
 
-// Cache trimming (memory): JobSets keep what the controller reads (metadata with a manager list
-// for the applied-hash rule, spec.suspend, replicatedJobs names and replicas, status); the rest
-// of spec (pod templates, network and policies) is never read back.
-void TrimJobSet(json::Value& js) {
-  if (json::Value* meta = js.Find("metadata")) {
-    if (json::Value* mf = meta->Find("managedFields"); mf != nullptr && mf->IsArray()) {
-      json::Value slim = json::Value::Array();
-      for (json::Value& e : mf->elements()) {
-        json::Value s = json::Value::Object();
-        for (const char* k : {"manager", "operation", "subresource"}) {
-          if (json::Value* v = e.Find(k)) s.Set(k, std::move(*v));
-        }
-        slim.PushBack(std::move(s));
-      }
-      *mf = std::move(slim);
+// Cache trimming (memory). managedFields keep only the manager list the applied-hash rule reads
+// (UpToDate): without it an edit by someone else would look up to date and never be taken back.
+void SlimManagedFields(json::Value& obj) {
+  json::Value* meta = obj.Find("metadata");
+  json::Value* mf = meta != nullptr ? meta->Find("managedFields") : nullptr;
+  if (mf == nullptr || !mf->IsArray()) return;
+  json::Value slim = json::Value::Array();
+  for (json::Value& e : mf->elements()) {
+    json::Value s = json::Value::Object();
+    for (const char* k : {"manager", "operation", "subresource"}) {
+      if (json::Value* v = e.Find(k)) s.Set(k, std::move(*v));
     }
+    slim.PushBack(std::move(s));
   }
+  *mf = std::move(slim);
+}
+
+// JobSets keep what the controller reads (metadata, spec.suspend, replicatedJobs names and
+// replicas, status); the rest of spec (pod templates, network and policies) is never read back.
+void TrimJobSet(json::Value& js) {
+  SlimManagedFields(js);
   if (json::Value* spec = js.Find("spec"); spec != nullptr && spec->IsObject()) {
     json::Value slim = json::Value::Object();
     if (json::Value* suspend = spec->Find("suspend")) slim.Set("suspend", std::move(*suspend));
@@ -117,7 +121,11 @@ void TrimJobSet(json::Value& js) {
 // ConfigMaps and Secrets not controlled by a TrainJob are cached as bare metadata: the cache must
 // watch them all (an owner filter is not a selector) but never reads their data.
 void TrimUnowned(json::Value& obj) {
-  if (!ControllerTrainJob(obj).empty()) return;
+  if (!ControllerTrainJob(obj).empty()) {
+    SlimManagedFields(obj);
+    return;
+  }
+  if (json::Value* meta = obj.Find("metadata")) meta->Erase("managedFields");
   obj.Erase("data");
   obj.Erase("binaryData");
   obj.Erase("stringData");
@@ -203,16 +211,17 @@ Status ManagerImpl::Init() {
   trs_ = &AddInformer(kube::kTrainingRuntimes, framework::TrainingRuntimeGVK());
   ctrs_ = &AddInformer(kube::kClusterTrainingRuntimes, framework::ClusterTrainingRuntimeGVK());
   AddInformer(kube::kJobSets, framework::JobSetGVK(), TrimJobSet, /*strip=*/false);
-  AddInformer(kube::kConfigMaps, framework::ConfigMapGVK(), TrimUnowned);
-  AddInformer(kube::kSecrets, {"", "v1", "Secret"}, TrimUnowned);
+  AddInformer(kube::kConfigMaps, framework::ConfigMapGVK(), TrimUnowned, /*strip=*/false);
+  AddInformer(kube::kSecrets, {"", "v1", "Secret"}, TrimUnowned, /*strip=*/false);
   for (const kube::GroupVersionKind* gvk :
        {&kube::kSchedulerPluginsPodGroupKind, &kube::kVolcanoPodGroupKind}) {
     StatusOr<bool> installed = kube::IsInstalled(*client_, *gvk);
     if (installed.ok() && *installed) {
       ASSIGN_OR_RETURN(const kube::ResourceMapping* m, kube::MappingFor(*gvk));
-      // managedFields kept: the applied-hash rule needs them to see someone else's edit of a
-      // suspended TrainJob's PodGroup and take it back, as upstream's re-apply does.
-      AddInformer(m->gvr, {gvk->group, gvk->version, gvk->kind}, {}, /*strip=*/false);
+      // The applied-hash rule needs the managers to see someone else's edit of a suspended
+      // TrainJob's PodGroup and take it back, as upstream's re-apply does.
+      AddInformer(m->gvr, {gvk->group, gvk->version, gvk->kind}, SlimManagedFields,
+                  /*strip=*/false);
     }
   }
   RETURN_IF_ERROR(trainjobs_->AddIndexer(kIndexTrainingRuntime, [](const json::Value& o) {

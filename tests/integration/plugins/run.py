@@ -10,7 +10,8 @@ Cases (each a function below, run in order; failures are collected and reported 
   mpi            the <trainjob>-mpi-ssh-auth Secret (type, immutable, keys, a valid P-521 key pair,
                  controller ownerReference), the hostfile ConfigMap (name, key, slots, hostnames
                  under network.subdomain), the JobSet's MPI env, volumes and mounts; after a
-                 controller restart the Secret is the same object with the same data
+                 controller restart the Secret is the same object with the same data; an edit
+                 of the hostfile by hand is taken back
   coscheduling   scheduling.x-k8s.io PodGroup (minMember, minResources over every PodSet,
                  scheduleTimeoutSeconds and its default), ownerReference, pod-group label on every
                  pod template; a suspended TrainJob's PodGroup follows a numNodes change
@@ -328,18 +329,31 @@ def case_mpi(ctl):
     equal({"hostfile": "ds-node-0-0.ds slots=4\nds-launcher-0-0.ds slots=4\n"}, cm["data"],
           "hostfile of the shipped runtime")
 
+    # An edit of the hostfile by someone else is taken back, as upstream's re-apply does (the
+    # cache keeps the ConfigMap's managers for that; it once kept none and left the edit).
+    want = K.get("configmaps", "mpi-mpi-hostfile", NS)["data"]
+    K.run("patch", "configmap", "mpi-mpi-hostfile", "-n", NS, "--type", "merge",
+          "-p", json.dumps({"data": {"hostfile": "edited by hand\n"}}))
+    wait_equal("hostfile ConfigMap data after an edit by hand",
+               lambda: K.get("configmaps", "mpi-mpi-hostfile", NS)["data"], want)
+
     # A new controller reconciles the TrainJob again (the hostfile comes back) but leaves the
     # immutable Secret as it is: same object, same key.
     ctl.stop()
     ctl = testbed.Controller(log_dir=WORK)
-    K.run("delete", "configmap", "mpi-mpi-hostfile", "-n", NS)
-    wait_get("configmaps", "mpi-mpi-hostfile")
-    after = K.get("secrets", "mpi-mpi-ssh-auth", NS)
-    for field in ("uid", "resourceVersion", "creationTimestamp"):
-        equal(secret["metadata"][field], after["metadata"][field], "Secret %s after restart" % field)
-    equal(secret["data"], after["data"], "Secret data after restart")
-    check(condition(K.get("trainjobs", "mpi", NS), "ResourcesCreationFailed") is None,
-          "reconcile after restart failed: %r" % K.get("trainjobs", "mpi", NS).get("status"))
+    try:
+        K.run("delete", "configmap", "mpi-mpi-hostfile", "-n", NS)
+        wait_get("configmaps", "mpi-mpi-hostfile")
+        after = K.get("secrets", "mpi-mpi-ssh-auth", NS)
+        for field in ("uid", "resourceVersion", "creationTimestamp"):
+            equal(secret["metadata"][field], after["metadata"][field],
+                  "Secret %s after restart" % field)
+        equal(secret["data"], after["data"], "Secret data after restart")
+        check(condition(K.get("trainjobs", "mpi", NS), "ResourcesCreationFailed") is None,
+              "reconcile after restart failed: %r" % K.get("trainjobs", "mpi", NS).get("status"))
+    except Exception:
+        ctl.stop()  # main() starts another when it sees this one exited
+        raise
     return ctl
 
 
