@@ -113,6 +113,17 @@ void Store::IndexLocked(Index& index, const std::string& key, const json::Value&
   if (!values.empty()) index.values_by_key[key] = std::move(values);
 }
 
+// Most updates (status writes) leave the indexed values as they were; re-indexing them anyway
+// would cost a scan of the whole bucket (every TrainJob of one runtime) per update.
+void Store::ReindexLocked(Index& index, const std::string& key, const json::Value& obj) {
+  std::vector<std::string> values = index.fn(obj);
+  auto it = index.values_by_key.find(key);
+  if (it != index.values_by_key.end() && it->second == values) return;
+  UnindexLocked(index, key);
+  for (const std::string& v : values) index.keys_by_value[v].push_back(key);
+  if (!values.empty()) index.values_by_key[key] = std::move(values);
+}
+
 void Store::UnindexLocked(Index& index, const std::string& key) {
   auto it = index.values_by_key.find(key);
   if (it == index.values_by_key.end()) return;
@@ -143,13 +154,12 @@ ObjectPtr Store::Upsert(const std::string& key, json::Value obj, bool want_old) 
   if (it != items_.end()) {
     if (want_old) old = Materialize(it->second);
     payload_bytes_ -= it->second.payload;
-    for (auto& [name, index] : indexes_) UnindexLocked(index, key);
     it->second = std::move(entry);
   } else {
     items_.emplace(key, std::move(entry));
   }
   payload_bytes_ += items_.find(key)->second.payload;
-  for (auto& [name, index] : indexes_) IndexLocked(index, key, current);
+  for (auto& [name, index] : indexes_) ReindexLocked(index, key, current);
   return old;
 }
 

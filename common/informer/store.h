@@ -79,6 +79,7 @@ class Store {
   ObjectPtr Materialize(const Entry& e) const;
   void IndexLocked(Index& index, const std::string& key, const json::Value& obj);
   void UnindexLocked(Index& index, const std::string& key);
+  void ReindexLocked(Index& index, const std::string& key, const json::Value& obj);
 
   const StoreMode mode_;
   mutable std::shared_mutex mu_;

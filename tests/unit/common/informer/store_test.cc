@@ -69,6 +69,14 @@ TEST_CASE("store reads, namespaces and indexes", "[informer][store]") {
     CHECK(s.KeysByIndex("runtime", "torch") == std::vector<std::string>{"b/j3"});
     CHECK(s.KeysByIndex("runtime", "mpi") == std::vector<std::string>{"a/j1", "a/j2"});
 
+    // An update that keeps the value keeps one entry; one that changes it moves it.
+    s.Upsert(Key("a", "j2"), Obj("a", "j2", "mpi"), false);
+    CHECK(s.KeysByIndex("runtime", "mpi") == std::vector<std::string>{"a/j1", "a/j2"});
+    s.Upsert(Key("a", "j2"), Obj("a", "j2", "jax"), false);
+    CHECK(s.KeysByIndex("runtime", "mpi") == std::vector<std::string>{"a/j1"});
+    s.Upsert(Key("a", "j2"), Obj("a", "j2", "mpi"), false);
+    CHECK(s.KeysByIndex("runtime", "jax").empty());
+
     auto gone = s.Delete("b/j3");
     REQUIRE(gone != nullptr);
     CHECK(s.KeysByIndex("runtime", "torch").empty());
