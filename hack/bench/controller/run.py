@@ -156,10 +156,16 @@ def run_n(bed, args, n, work):
     done_s = None
     while time.time() < deadline:
         text = http(c.metrics, "/metrics")
-        if metric(text, "trainer_trainjob_objects_applied_seconds_count") >= n:
+        applied = metric(text, "trainer_trainjob_objects_applied_seconds_count")
+        if applied >= n:
             done_s = time.time() - c.start
             break
-        time.sleep(0.05)
+        # A scrape costs the controller CPU (a ~35 KB page; every 50 ms it was 12% of the
+        # controller's CPU in perf): poll rarely while far from done and every 50 ms near the
+        # end, so the timer keeps its 50 ms resolution.
+        rate = applied / max(time.time() - c.start, 1e-3)
+        left = (n - applied) / rate if rate > 0 else 1.0
+        time.sleep(min(1.0, max(0.05, left / 2)))
     cpu, hwm, rss = proc_cpu_rss(c.proc.pid)
     jobsets = count(bed, "jobsets.jobset.x-k8s.io", ns_c)
     errors = metric(http(c.metrics, "/metrics"),
