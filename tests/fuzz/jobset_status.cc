@@ -73,6 +73,11 @@ void Check(const json::Value& doc) {
     if (!s.ok()) {
       return;
     }
+    // The CRD makes conditions a list map keyed by type: a stored status never repeats a type.
+    std::set<std::string> before_types;
+    for (const api::Condition& c : s->conditions) {
+      if (!before_types.insert(c.type).second) return;
+    }
     job->status = std::move(*s);
   }
 
