@@ -116,7 +116,14 @@ Value Value::Clone() const {
 
 int64_t Value::AsInt() const {
   if (type_ == Type::kInt) return i_;
-  if (type_ == Type::kDouble) return static_cast<int64_t>(d_);
+  if (type_ == Type::kDouble) {
+    // Saturate: casting a double beyond int64 (or NaN) is undefined behaviour (found by the
+    // jobset_status fuzzer: `active: 88888888888888888888`).
+    if (std::isnan(d_)) return 0;
+    if (d_ >= 9223372036854775808.0) return INT64_MAX;
+    if (d_ < -9223372036854775808.0) return INT64_MIN;
+    return static_cast<int64_t>(d_);
+  }
   return 0;
 }
 

@@ -66,7 +66,7 @@ class Value {
 
   // Scalar reads. Precondition: the matching Is*(); on a mismatch they return false / 0 / "".
   bool AsBool() const { return type_ == Type::kBool && b_; }
-  int64_t AsInt() const;      // doubles are truncated
+  int64_t AsInt() const;      // doubles are truncated, and saturated to the int64 range
   double AsDouble() const;    // ints are converted
   const std::string& AsString() const;
 

@@ -62,6 +62,10 @@ TEST_CASE("json numbers read as Go's strconv reads them", "[json]") {
     CHECK(num("9223372036854775808").AsDouble() == 9223372036854775808.0);
     CHECK(num("-18446744073709551617").AsDouble() == -18446744073709551616.0);
     CHECK(num("2.0").IsDouble());
+    // AsInt truncates doubles and saturates beyond int64 (a plain cast is undefined there).
+    CHECK(num("2.9").AsInt() == 2);
+    CHECK(num("88888888888888888888").AsInt() == INT64_MAX);
+    CHECK(num("-1e300").AsInt() == INT64_MIN);
   }
   SECTION("doubles are correctly rounded, so a written value reads back the same") {
     // RapidJSON's own conversion read 5e31 as 4.9999999999999994e31 (found by tests/fuzz).

@@ -1,0 +1,1 @@
+build-fuzz/bin/fuzz_jobset_status tests/fuzz/crashes/jobset_status/counter-beyond-int64   # or: build/tests/fuzz_jobset_status_replay tests/fuzz/crashes/jobset_status/counter-beyond-int64   # active: 88888888888888888888 (a double beyond int64): json::Value::AsInt cast it, undefined behaviour (UBSan); AsInt now saturates
