@@ -9,10 +9,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <system_error>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 namespace trainer::json {
@@ -329,8 +328,8 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
-// Length of the valid UTF-8 sequence at s[i] (Go's utf8.DecodeRune rules: shortest form, no
-// surrogates, at most U+10FFFF), or 0 when s[i] starts none.
+}  // namespace
+
 size_t Utf8Length(std::string_view s, size_t i) {
   auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
   auto cont = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
@@ -351,6 +350,8 @@ size_t Utf8Length(std::string_view s, size_t i) {
   }
   return 0;
 }
+
+namespace {
 
 bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
@@ -521,12 +522,11 @@ StatusOr<Value> Parse(std::string_view text) {
       return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) +
                                   ": nesting deeper than 10000 levels");
     }
-    if (builder.number_too_big()) {
-      return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) + ": " +
-                                  rapidjson::GetParseError_En(rapidjson::kParseErrorNumberTooBig));
-    }
+    // RawNumber's refusal reads as RapidJSON's own error for a number out of range.
+    const rapidjson::ParseErrorCode code =
+        builder.number_too_big() ? rapidjson::kParseErrorNumberTooBig : ok.Code();
     return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) + ": " +
-                                rapidjson::GetParseError_En(ok.Code()));
+                                rapidjson::GetParseError_En(code));
   }
   return builder.TakeRoot();
 }

@@ -127,6 +127,10 @@ std::string WritePretty(const Value& v, bool sort_keys = true);
 // Order-insensitive content hash (FNV-1a over the canonical form), hex encoded.
 std::string Hash(const Value& v);
 
+// Length of the valid UTF-8 sequence at s[i] (Go's utf8.DecodeRune rules: shortest form, no
+// surrogates, at most U+10FFFF), or 0 when s[i] starts none. i < s.size().
+size_t Utf8Length(std::string_view s, size_t i);
+
 // Typed getters for decoding: read `obj[key]` where `path` names it for messages
 // ("spec.trainer.numNodes: expected integer, got string"). Absent (or null) keys leave `out`
 // untouched and return OK; a wrong type is an InvalidArgument error naming the path.

@@ -437,23 +437,11 @@ Value FloatValue(const YAML::Mark& mark, const std::string& text, double d) {
 // UTF-8; go-yaml reads them as U+0085 and U+00A0. The input is valid UTF-8 (checked first) and
 // every other escape yields whole UTF-8 sequences, so a byte that starts no valid sequence here
 // can only come from those two escapes.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  auto lead = static_cast<unsigned char>(s[i]);
-  size_t width = lead < 0x80 ? 1 : (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3
-                 : (lead & 0xF8) == 0xF0                 ? 4
-                                                         : 0;
-  if (width == 0 || width > s.size() - i) return 0;
-  for (size_t k = 1; k < width; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  return width;
-}
-
 std::string RepairYamlCppEscapes(const std::string& text) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
-    size_t width = Utf8SequenceLength(text, i);
+    size_t width = json::Utf8Length(text, i);
     if (width > 0) {
       out.append(text, i, width);
       i += width;
