@@ -108,7 +108,11 @@ size_t Store::payload_bytes() const {
 }
 
 void Store::IndexLocked(Index& index, const std::string& key, const json::Value& obj) {
-  std::vector<std::string> values = index.fn(obj);
+  AddToIndexLocked(index, key, index.fn(obj));
+}
+
+void Store::AddToIndexLocked(Index& index, const std::string& key,
+                             std::vector<std::string> values) {
   for (const std::string& v : values) index.keys_by_value[v].push_back(key);
   if (!values.empty()) index.values_by_key[key] = std::move(values);
 }
@@ -120,8 +124,7 @@ void Store::ReindexLocked(Index& index, const std::string& key, const json::Valu
   auto it = index.values_by_key.find(key);
   if (it != index.values_by_key.end() && it->second == values) return;
   UnindexLocked(index, key);
-  for (const std::string& v : values) index.keys_by_value[v].push_back(key);
-  if (!values.empty()) index.values_by_key[key] = std::move(values);
+  AddToIndexLocked(index, key, std::move(values));
 }
 
 void Store::UnindexLocked(Index& index, const std::string& key) {

@@ -78,6 +78,7 @@ class Store {
 
   ObjectPtr Materialize(const Entry& e) const;
   void IndexLocked(Index& index, const std::string& key, const json::Value& obj);
+  void AddToIndexLocked(Index& index, const std::string& key, std::vector<std::string> values);
   void UnindexLocked(Index& index, const std::string& key);
   void ReindexLocked(Index& index, const std::string& key, const json::Value& obj);
 
