@@ -105,7 +105,7 @@ class ConnStream final : public httplib::Stream {
       return -1;
     }
     in_pos_ = in_len_ = 0;
-    if (request_deadline_ && std::chrono::steady_clock::now() >= *request_deadline_) {
+    if (DeadlinePassed()) {
       request_timed_out_ = true;
       return -1;
     }
@@ -121,8 +121,7 @@ class ConnStream final : public httplib::Stream {
       switch (SSL_get_error(ssl_, got)) {
         case SSL_ERROR_WANT_READ:
           if (Wait(POLLIN, ReadWait())) continue;
-          request_timed_out_ = request_deadline_.has_value() &&
-                               std::chrono::steady_clock::now() >= *request_deadline_;
+          request_timed_out_ = DeadlinePassed();
           return -1;
         case SSL_ERROR_WANT_WRITE:
           if (Wait(POLLOUT, write_timeout_)) continue;
@@ -146,8 +145,7 @@ class ConnStream final : public httplib::Stream {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         if (Wait(POLLIN, ReadWait())) continue;
-        request_timed_out_ = request_deadline_.has_value() &&
-                             std::chrono::steady_clock::now() >= *request_deadline_;
+        request_timed_out_ = DeadlinePassed();
         return -1;
       }
       failed_ = true;
@@ -218,6 +216,10 @@ class ConnStream final : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
+  bool DeadlinePassed() const {
+    return request_deadline_ && std::chrono::steady_clock::now() >= *request_deadline_;
+  }
+
   // The read timeout, cut short by the request deadline (zero once it has passed).
   std::chrono::microseconds ReadWait() const {
     if (!request_deadline_) {
@@ -302,17 +304,11 @@ class ConnServer final : public httplib::Server {
     const auto write_timeout = Timeout(write_timeout_sec_, write_timeout_usec_);
     bool ok = false;
     const bool nonblocking = fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) == 0;
-    if (!tls_) {
-      if (nonblocking) {
-        ConnStream strm(sock, nullptr, read_timeout, write_timeout);
-        ok = Serve(strm, nullptr, sock);
-      }
-      shutdown(sock, SHUT_RDWR);
-      close(sock);
-      return ok;
-    }
-    SSL* ssl = SSL_new(ctx_);
-    if (ssl != nullptr && nonblocking && SSL_set_fd(ssl, sock) == 1) {
+    SSL* ssl = tls_ ? SSL_new(ctx_) : nullptr;
+    if (!tls_ && nonblocking) {
+      ConnStream strm(sock, nullptr, read_timeout, write_timeout);
+      ok = Serve(strm, nullptr, sock);
+    } else if (ssl != nullptr && nonblocking && SSL_set_fd(ssl, sock) == 1) {
       ConnStream strm(sock, ssl, read_timeout, write_timeout);
       if (Handshake(ssl, sock, read_timeout)) {
         ok = Serve(strm, ssl, sock);
