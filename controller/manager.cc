@@ -245,6 +245,9 @@ Status ManagerImpl::Init() {
   deps.runtimes = [this](std::string_view key) { return runtimes_->Find(key); };
   deps.events = events_.get();
   deps.observer = trainjob_metrics_.get();
+  deps.get_live = [this](std::string_view ns, std::string_view name) {
+    return client_->Get(kube::kTrainJobs, ns, name);
+  };
   trainjob_reconciler_ = std::make_unique<TrainJobReconciler>(
       std::move(deps), ReconcilerOptions{.lifecycle_conditions = options_.lifecycle_conditions});
 
@@ -348,7 +351,11 @@ void ManagerImpl::WireHandlers() {
                for (const std::string& k : owners) EnqueueTrainJob(k, *i);
              },
          .on_delete =
-             [this, i](const json::Value& o) { EnqueueTrainJob(ControllerTrainJob(o), *i); }});
+             [this, i](const json::Value& o) {
+               std::string key = ControllerTrainJob(o);
+               if (!key.empty()) trainjob_reconciler_->OwnedObjectDeleted(key);
+               EnqueueTrainJob(key, *i);
+             }});
   }
   // Runtime events: the runtime controllers, and TrainJobs still waiting for their runtime
   // (no snapshot yet: a TrainJob with a snapshot never reads the live runtime again).

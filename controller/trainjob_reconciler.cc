@@ -210,9 +210,38 @@ TrainJobReconciler::TrainJobReconciler(Deps deps, ReconcilerOptions options)
 
 std::string TrainJobReconciler::Now() const { return kube::FormatTime(deps_.now()); }
 
+void TrainJobReconciler::OwnedObjectDeleted(const std::string& key) {
+  std::lock_guard<std::mutex> lock(deleted_mu_);
+  owned_deleted_.insert(key);
+}
+
+bool TrainJobReconciler::TakeOwnedDeleted(const std::string& key) {
+  std::lock_guard<std::mutex> lock(deleted_mu_);
+  return owned_deleted_.erase(key) > 0;
+}
+
+Status TrainJobReconciler::ConfirmLive(std::string_view ns, std::string_view name,
+                                       json::Value& cached) {
+  if (!deps_.get_live) return OkStatus();
+  StatusOr<json::Value> fresh = deps_.get_live(ns, name);
+  if (!fresh.ok()) return fresh.status();
+  cached = std::move(*fresh);
+  return OkStatus();
+}
+
 ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_view name) {
   const std::string key = kube::ObjectKey(ns, name);
+  // Taken first, so a TrainJob already gone from the cache leaves no mark behind.
+  const bool confirm = TakeOwnedDeleted(key);
   StatusOr<json::Value> live = deps_.reader->Get(kTrainJobGVK, ns, name);
+  if (live.ok() && confirm) {
+    Status confirmed = ConfirmLive(ns, name, *live);
+    if (!confirmed.ok() && !IsNotFound(confirmed)) {
+      OwnedObjectDeleted(key);  // still unconfirmed: the retry reads again
+      return {confirmed.WithContext("reading TrainJob " + key + " from the apiserver")};
+    }
+    if (!confirmed.ok()) live = confirmed;
+  }
   if (!live.ok()) {
     if (IsNotFound(live.status())) {
       if (deps_.observer) deps_.observer->State(key, "");

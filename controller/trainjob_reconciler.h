@@ -19,9 +19,11 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "common/json/json.h"
@@ -101,6 +103,9 @@ class TrainJobReconciler {
     kube::EventRecorder* events = nullptr;  // optional
     ReconcileObserver* observer = nullptr;  // optional
     Clock now;                              // default: system_clock::now
+    // The TrainJob as the apiserver has it now (a quorum read), or kNotFound; optional. Read
+    // only after OwnedObjectDeleted.
+    std::function<StatusOr<json::Value>(std::string_view ns, std::string_view name)> get_live;
   };
 
   TrainJobReconciler(Deps deps, ReconcilerOptions options);
@@ -108,6 +113,12 @@ class TrainJobReconciler {
   // Reconciles TrainJob ns/name. Thread-safe for distinct keys (the workqueue never hands the
   // same key to two workers).
   ReconcileResult Reconcile(std::string_view ns, std::string_view name);
+
+  // An object controlled by TrainJob `key` ("ns/name") was deleted. Its next pass reads the
+  // TrainJob from the apiserver before applying: after a relist the cache of owned objects can be
+  // newer than the TrainJob cache, which may still hold a TrainJob deleted meanwhile; applying
+  // from it would re-create (and start) a JobSet for a TrainJob that no longer exists.
+  void OwnedObjectDeleted(const std::string& key);
 
  private:
   struct Applied {
@@ -123,8 +134,14 @@ class TrainJobReconciler {
   Status PatchStatus(const api::TrainJob& job, const api::TrainJobStatus& prev);
   std::string Now() const;
 
+  bool TakeOwnedDeleted(const std::string& key);
+  // The cached TrainJob replaced by the apiserver's copy; kNotFound when it is gone there.
+  Status ConfirmLive(std::string_view ns, std::string_view name, json::Value& cached);
+
   Deps deps_;
   ReconcilerOptions options_;
+  std::mutex deleted_mu_;
+  std::unordered_set<std::string> owned_deleted_;  // keys waiting for a confirming read
 };
 
 // The JSON merge patch {"status": {...}} turning `prev` into `next` at the level of status

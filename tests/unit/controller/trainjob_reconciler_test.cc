@@ -261,6 +261,70 @@ TEST_CASE("Failed is terminal: a vanished JobSet is not re-created", "[reconcile
   CHECK(f.Condition("Failed")->Find("reason")->AsString() == "FailedJobs");
 }
 
+TEST_CASE("an owned object's deletion: the TrainJob is confirmed with the apiserver first",
+          "[reconciler]") {
+  Fixture f;
+  f.cluster.Put(TrainJob("tj"));
+  REQUIRE(f.Run().error.ok());
+  // The JobSet informer relisted first: the JobSet is gone, the TrainJob cache is stale.
+  f.cluster.Remove("JobSet", "ns", "tj");
+  f.cluster.Remove("ConfigMap", "ns", "tj-runtime-snapshot");
+  int live_reads = 0;
+  Status live_answer = NotFoundError("trainjobs.trainer.kubeflow.org \"tj\" not found");
+  auto make = [&] {
+    TrainJobReconciler::Deps deps;
+    deps.reader = &f.overlay;
+    deps.overlay = &f.overlay;
+    deps.writer = &f.cluster;
+    deps.runtimes = [&f](std::string_view key) -> core::Runtime* {
+      return key == kCTRKey ? &f.runtime : nullptr;
+    };
+    deps.now = [&f] { return f.now; };
+    deps.get_live = [&](std::string_view, std::string_view) -> StatusOr<json::Value> {
+      ++live_reads;
+      if (!live_answer.ok()) return live_answer;
+      return TrainJob("tj");
+    };
+    return std::make_unique<TrainJobReconciler>(std::move(deps), f.options);
+  };
+  std::unique_ptr<TrainJobReconciler> r = make();
+  size_t writes = f.cluster.writes().size();
+
+  SECTION("deleted there: nothing is re-created") {
+    r->OwnedObjectDeleted("ns/tj");
+    REQUIRE(r->Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 1);
+    CHECK(f.cluster.writes().size() == writes);
+    CHECK(f.cluster.Find("JobSet", "ns", "tj") == nullptr);
+    // The mark is spent: a later pass (the TrainJob really exists) reads the cache only.
+    REQUIRE(r->Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 1);
+    CHECK(f.cluster.Find("JobSet", "ns", "tj") != nullptr);
+  }
+  SECTION("still there: the objects are applied again") {
+    live_answer = OkStatus();
+    r->OwnedObjectDeleted("ns/tj");
+    REQUIRE(r->Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 1);
+    CHECK(f.cluster.Find("JobSet", "ns", "tj") != nullptr);
+    CHECK(f.cluster.Find("ConfigMap", "ns", "tj-runtime-snapshot") != nullptr);
+  }
+  SECTION("the read fails: an error, nothing applied, the next pass reads again") {
+    live_answer = UnavailableError("connection refused");
+    r->OwnedObjectDeleted("ns/tj");
+    CHECK_FALSE(r->Reconcile("ns", "tj").error.ok());
+    CHECK(f.cluster.writes().size() == writes);
+    live_answer = NotFoundError("gone");
+    REQUIRE(r->Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 2);
+    CHECK(f.cluster.writes().size() == writes);
+  }
+  SECTION("no mark: no read") {
+    REQUIRE(r->Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 0);
+  }
+}
+
 TEST_CASE("suspend and resume", "[reconciler]") {
   Fixture f;
   f.cluster.Put(TrainJob("tj", R"(,"suspend":true)"));
