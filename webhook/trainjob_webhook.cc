@@ -90,34 +90,34 @@ AdmissionResponse TrainJobDefaulter::Handle(const AdmissionRequest& req) {
 
   api::DefaultRuntimePatchTimes(*job, old ? &*old : nullptr, now_());
 
-  // Apply only our edits to the received document: each received entry keeps every field it
-  // has (known or not) and gets its time; the translated entry is ours and written whole.
-  json::Value modified = req.object.Clone();
-  if (!job->spec.runtime_patches.empty()) {
-    const json::Value* received = nullptr;
-    if (const json::Value* spec = SpecOf(req.object)) {
-      received = spec->Find("runtimePatches");
-    }
-    json::Value patches = json::Value::Array();
-    for (size_t i = 0; i < job->spec.runtime_patches.size(); ++i) {
-      const api::RuntimePatch& typed = job->spec.runtime_patches[i];
-      json::Value entry;
-      if (translated_index && i == *translated_index) {
-        entry = api::EncodeRuntimePatch(typed);
-      } else if (received != nullptr && received->IsArray() && i < received->size() &&
-                 received->at(i).IsObject()) {
-        entry = received->at(i).Clone();
-      } else {
-        entry = api::EncodeRuntimePatch(typed);
-      }
-      if (typed.time) {
-        entry.Set("time", json::Value(*typed.time));
-      }
-      patches.PushBack(std::move(entry));
-    }
-    modified["spec"].Set("runtimePatches", std::move(patches));
+  // Our only edits are to spec.runtimePatches: each received entry keeps every field it has
+  // (known or not) and gets its time; the translated entry is ours and written whole. The patch
+  // is the diff of that member alone (the rest of the document is untouched).
+  if (job->spec.runtime_patches.empty()) {
+    return AdmissionResponse::Allowed().WithWarnings(std::move(warnings));
   }
-  StatusOr<json::Value> ops = json::CreateJsonPatch(req.object, modified);
+  const json::Value* received = nullptr;
+  if (const json::Value* spec = SpecOf(req.object)) {
+    received = spec->Find("runtimePatches");
+  }
+  json::Value patches = json::Value::Array();
+  for (size_t i = 0; i < job->spec.runtime_patches.size(); ++i) {
+    const api::RuntimePatch& typed = job->spec.runtime_patches[i];
+    json::Value entry;
+    if (translated_index && i == *translated_index) {
+      entry = api::EncodeRuntimePatch(typed);
+    } else if (received != nullptr && received->IsArray() && i < received->size() &&
+               received->at(i).IsObject()) {
+      entry = received->at(i).Clone();
+    } else {
+      entry = api::EncodeRuntimePatch(typed);
+    }
+    if (typed.time) {
+      entry.Set("time", json::Value(*typed.time));
+    }
+    patches.PushBack(std::move(entry));
+  }
+  StatusOr<json::Value> ops = json::CreateJsonPatchAt("/spec/runtimePatches", received, patches);
   if (!ops.ok()) {
     return AdmissionResponse::Errored(500, "creating the patch: " + ops.status().message());
   }

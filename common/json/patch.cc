@@ -546,6 +546,19 @@ StatusOr<json::Value> CreateJsonPatch(const json::Value& from, const json::Value
   return ops;
 }
 
+StatusOr<json::Value> CreateJsonPatchAt(std::string_view at, const json::Value* from,
+                                        const json::Value& to) {
+  Value ops = Value::Array();
+  if (from == nullptr) {
+    Value op = Op("add", std::string(at));
+    op.Set("value", to.Clone());
+    ops.PushBack(std::move(op));
+  } else {
+    Diff(std::string(at), *from, to, ops);
+  }
+  return ops;
+}
+
 Status ApplyJsonPatch(json::Value& doc, const json::Value& ops) {
   if (!ops.IsArray()) return InvalidArgumentError("json patch: expected an array of operations");
   Value work = doc.Clone();

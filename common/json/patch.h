@@ -22,6 +22,13 @@ namespace trainer::json {
 // '~' as "~0" and '/' as "~1" (RFC 6901). ApplyJsonPatch(from, result) yields `to`.
 StatusOr<json::Value> CreateJsonPatch(const json::Value& from, const json::Value& to);
 
+// The same operations for one member of a larger document: `from` is the member's current value
+// at pointer `at` (null when the member is absent: one "add"), `to` its new value. Equals
+// CreateJsonPatch over the whole documents when nothing else differs, without walking or copying
+// the rest of them.
+StatusOr<json::Value> CreateJsonPatchAt(std::string_view at, const json::Value* from,
+                                        const json::Value& to);
+
 // Applies RFC 6902 operations (add, remove, replace, move, copy, test) in order. Atomic: on any
 // error `doc` is left unchanged. Paths are RFC 6901 pointers; "-" appends to an array in "add".
 // Errors name the operation: "json patch operation 1 (remove /a/b): path not found".

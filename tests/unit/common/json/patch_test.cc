@@ -209,6 +209,30 @@ TEST_CASE("ApplyJsonPatch(from, CreateJsonPatch(from, to)) == to", "[unit][patch
   }
 }
 
+TEST_CASE("CreateJsonPatchAt equals CreateJsonPatch when only that member differs",
+          "[unit][patch]") {
+  std::mt19937 rng(12);
+  for (int iter = 0; iter < 2000; ++iter) {
+    Value doc = J(R"({"metadata":{"name":"a/b~c"},"spec":{"x":1}})");
+    Value member = RandomValue(rng, 1);
+    bool present = iter % 3 != 0;
+    if (present) doc["spec"].Set("a/b~c", member.Clone());
+    Value to = RandomValue(rng, 1);
+    if (iter % 4 == 0 && present) {
+      to = member.Clone();
+      Mutate(rng, to, 1);
+    }
+    Value modified = doc.Clone();
+    modified["spec"].Set("a/b~c", to.Clone());
+    auto whole = CreateJsonPatch(doc, modified);
+    auto part = CreateJsonPatchAt("/spec/a~1b~0c", present ? &member : nullptr, to);
+    REQUIRE(whole.ok());
+    REQUIRE(part.ok());
+    INFO(Write(doc) << " -> " << Write(modified));
+    CHECK(Write(*part) == Write(*whole));
+  }
+}
+
 TEST_CASE("MergePatch follows RFC 7386 appendix A", "[unit][patch]") {
   const char* cases[][3] = {
       {R"({"a":"b"})", R"({"a":"c"})", R"({"a":"c"})"},
