@@ -150,7 +150,7 @@ def main():
         if ctl is not None and ctl.proc.poll() is None:
             ctl.stop()
         wh.stop()
-        k.run("delete", "namespace", NS, "--wait=false", check=False)
+        k.delete_namespace(NS)
         for name in (RUNTIME, f"{RUNTIME}-after"):
             k.run("delete", "clustertrainingruntime", name, "--ignore-not-found", check=False)
     return r.finish([wh.log_path] + ([ctl.log_path] if ctl else []))

@@ -102,7 +102,7 @@ def main():
         r.check(wh.proc.poll() is None, f"trainer-webhook still running (pid {wh.proc.pid})")
     finally:
         wh.stop()
-        k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=false", check=False)
+        k.delete_namespace(NS)
         k.run("delete", "clustertrainingruntime", runtime, "--ignore-not-found", check=False)
     return r.finish([wh.log_path])
 

@@ -119,7 +119,7 @@ def main():
     finally:
         if ctl is not None and ctl.proc.poll() is None:
             ctl.stop()
-        k.run("delete", "namespace", NS, "--wait=false", check=False)
+        k.delete_namespace(NS)
         k.run("delete", "clustertrainingruntime", RUNTIME, "--ignore-not-found", check=False)
     return r.finish(logs[-2:])
 

@@ -275,7 +275,7 @@ def main():
     finally:
         if routed:
             restart_apiserver("enable-aggregator-routing=false")
-        k.run("delete", "namespace", NS, "--wait=false", check=False)
+        k.delete_namespace(NS)
         k.run("delete", "clustertrainingruntime", RUNTIME, "--ignore-not-found", check=False)
     return r.finish(logs)
 

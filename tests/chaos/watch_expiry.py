@@ -201,7 +201,7 @@ def main():
             ctl.stop()
         wh.stop()
         for ns in (NS, ADMIT_NS):
-            k.run("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
+            k.delete_namespace(ns)
         for name in (rt, rt_new, rt_gone):
             k.run("delete", "clustertrainingruntime", name, "--ignore-not-found", check=False)
     return r.finish([wh.log_path] + ([ctl.log_path] if ctl else []))

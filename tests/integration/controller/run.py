@@ -389,7 +389,7 @@ def main():
     finally:
         if ctl is not None:
             ctl.stop()
-        kubectl("delete", "namespace", NS, "--wait=false", check=False)
+        K.delete_namespace(NS)
         for name in ("torch-it", "missing-rt"):
             kubectl("delete", "clustertrainingruntimes", name, "--ignore-not-found", check=False)
     if failures:

@@ -228,7 +228,7 @@ class Run:
     def cleanup(self):
         self.k.run("delete", "clustertrainingruntimes", "-l", OWNER_LABEL, "--ignore-not-found",
                    "--wait=false", check=False)
-        self.k.run("delete", "namespace", self.ns, "--wait=false", check=False)
+        self.k.delete_namespace(self.ns)
 
     # -- cases --
 

@@ -696,7 +696,7 @@ def main():
         if ctl is not None:
             ctl.stop()
         wh.stop()
-        K.run("delete", "namespace", NS, "--wait=false", check=False)
+        K.delete_namespace(NS)
         K.run("delete", "clustertrainingruntimes,priorityclasses,clusterroles,clusterrolebindings",
               "-l", f"{LABEL}={RUN_ID}",
               "--ignore-not-found", check=False)

@@ -216,7 +216,7 @@ def main():
         wh.stop()
         for name in (f"torch-{RUN_ID}", f"optout-{RUN_ID}", f"old-{RUN_ID}"):
             k.run("delete", "clustertrainingruntime", name, "--ignore-not-found", check=False)
-        k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=false", check=False)
+        k.delete_namespace(NS)
         if failures:
             print(wh.tail_log())
         shutil.rmtree(work, ignore_errors=True)

@@ -89,6 +89,16 @@ class Kubectl:
     def items(self, kind, ns):
         return json.loads(self.run("get", kind, "-n", ns, "-o", "json").stdout)["items"]
 
+    def delete_namespace(self, ns):
+        """A test's cleanup: the namespace's TrainJobs are deleted now, the rest is left to the
+        namespace controller (--wait=false). kube-controller-manager's watches can take a minute
+        to come back after an apiserver restart, and TrainJobs left meanwhile are reconciled by
+        every later test's controller (they watch all namespaces): with their runtime deleted they
+        fail and retry, spending a rate-limited controller's budget (a wave test then stalled)."""
+        self.run("delete", "trainjobs", "--all", "-n", ns, "--wait=false", "--ignore-not-found",
+                 check=False)
+        self.run("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
+
 
 def free_port():
     s = socket.socket()
