@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 
 namespace trainer::json {
@@ -265,27 +266,37 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     return Add(Value(d));
   }
   bool String(const char* s, rapidjson::SizeType n, bool) { return Add(Value(std::string(s, n))); }
-  bool StartObject() {
-    if (stack_.size() >= kMaxDepth) return false;
-    stack_.push_back(Value::Object());
-    keys_.emplace_back();
-    return true;
-  }
+  bool StartObject() { return Open(true); }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    keys_.back().assign(s, n);
+    frames_.back().key.assign(s, n);
     return true;
   }
-  bool EndObject(rapidjson::SizeType) { return Close(); }
-  bool StartArray() {
-    if (stack_.size() >= kMaxDepth) return false;
-    stack_.push_back(Value::Array());
-    keys_.emplace_back();
-    return true;
+  bool EndObject(rapidjson::SizeType) {
+    Frame& f = frames_.back();
+    Value done = Value::Object();
+    Members& m = done.members();
+    m.reserve(members_.size() - f.start);
+    std::move(members_.begin() + static_cast<std::ptrdiff_t>(f.start), members_.end(),
+              std::back_inserter(m));
+    members_.resize(f.start);
+    frames_.pop_back();
+    return Add(std::move(done));
   }
-  bool EndArray(rapidjson::SizeType) { return Close(); }
+  bool StartArray() { return Open(false); }
+  bool EndArray(rapidjson::SizeType) {
+    Frame& f = frames_.back();
+    Value done = Value::Array();
+    Elements& e = done.elements();
+    e.reserve(elements_.size() - f.start);
+    std::move(elements_.begin() + static_cast<std::ptrdiff_t>(f.start), elements_.end(),
+              std::back_inserter(e));
+    elements_.resize(f.start);
+    frames_.pop_back();
+    return Add(std::move(done));
+  }
 
   Value TakeRoot() { return std::move(root_); }
-  bool too_deep() const { return stack_.size() >= kMaxDepth; }
+  bool too_deep() const { return frames_.size() >= kMaxDepth; }
   bool number_too_big() const { return number_too_big_; }
 
   // Clone, Write, == and the destructor recurse; this bound keeps them far from the stack limit
@@ -293,29 +304,44 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   static constexpr size_t kMaxDepth = 10000;
 
  private:
+  // An open object or array. Its members or elements so far sit at the end of members_ or
+  // elements_ (from `start`) and move into an exactly sized vector when it closes: one
+  // allocation per container instead of one per doubling.
+  struct Frame {
+    bool object;
+    size_t start;
+    std::string key;  // objects: the key of the value being read
+  };
+
+  bool Open(bool object) {
+    if (frames_.size() >= kMaxDepth) return false;
+    frames_.push_back({object, object ? members_.size() : elements_.size(), {}});
+    return true;
+  }
   bool Add(Value v) {
-    if (stack_.empty()) {
+    if (frames_.empty()) {
       root_ = std::move(v);
       return true;
     }
-    Value& top = stack_.back();
-    if (top.IsArray()) {
-      top.elements().push_back(std::move(v));
-    } else {
-      // Duplicate keys: the last one wins, as in Go's encoding/json.
-      top.Set(keys_.back(), std::move(v));
+    Frame& f = frames_.back();
+    if (!f.object) {
+      elements_.push_back(std::move(v));
+      return true;
     }
+    // Duplicate keys: the last one wins, in the first one's place, as in Go's encoding/json.
+    for (size_t i = f.start; i < members_.size(); ++i) {
+      if (members_[i].first == f.key) {
+        members_[i].second = std::move(v);
+        return true;
+      }
+    }
+    members_.emplace_back(std::move(f.key), std::move(v));
     return true;
   }
-  bool Close() {
-    Value done = std::move(stack_.back());
-    stack_.pop_back();
-    keys_.pop_back();
-    return Add(std::move(done));
-  }
 
-  std::vector<Value> stack_;
-  std::vector<std::string> keys_;
+  std::vector<Frame> frames_;
+  Members members_;
+  Elements elements_;
   Value root_;
   bool number_too_big_ = false;
 };
@@ -513,8 +539,8 @@ StatusOr<Value> Parse(std::string_view text) {
   rapidjson::MemoryStream ms(text.data(), text.size());
   rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
   // Numbers are converted by Builder::RawNumber (see there).
+  // No kParseValidateEncodingFlag: GoReadableText already made the text valid UTF-8.
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::ParseResult ok = reader.Parse<kFlags>(is, builder);
   if (!ok) {
