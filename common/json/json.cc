@@ -32,19 +32,19 @@ std::string_view TypeName(Type t) {
 
 std::string_view DescribeType(const Value& v) { return TypeName(v.type()); }
 
-Value::Value(std::string s) : type_(Type::kString), i_(0), s_(std::make_unique<std::string>(std::move(s))) {}
+Value::Value(std::string s) : type_(Type::kString), s_(std::move(s)) {}
 
 Value Value::Object() {
   Value v;
+  v.o_ = new Members();
   v.type_ = Type::kObject;
-  v.o_ = std::make_unique<Members>();
   return v;
 }
 
 Value Value::Array() {
   Value v;
+  v.a_ = new Elements();
   v.type_ = Type::kArray;
-  v.a_ = std::make_unique<Elements>();
   return v;
 }
 
@@ -55,40 +55,44 @@ Value Value::StringArray(const std::vector<std::string>& items) {
   return v;
 }
 
-Value::Value(Value&& other) noexcept
-    : type_(other.type_), i_(other.i_), s_(std::move(other.s_)), a_(std::move(other.a_)),
-      o_(std::move(other.o_)) {
+void Value::Steal(Value& other) noexcept {
+  switch (other.type_) {
+    case Type::kString:
+      new (&s_) std::string(std::move(other.s_));
+      other.s_.~basic_string();
+      break;
+    case Type::kArray: a_ = other.a_; break;
+    case Type::kObject: o_ = other.o_; break;
+    default: i_ = other.i_; break;  // the widest scalar carries bool and double too
+  }
+  type_ = other.type_;
   other.type_ = Type::kNull;
+  other.i_ = 0;
 }
+
+Value::Value(Value&& other) noexcept { Steal(other); }
 
 Value& Value::operator=(Value&& other) noexcept {
   if (this != &other) {
     // `other` may live inside this value (v = std::move(v["x"])): move it out first.
-    Value tmp;
-    tmp.type_ = other.type_;
-    tmp.i_ = other.i_;
-    tmp.s_ = std::move(other.s_);
-    tmp.a_ = std::move(other.a_);
-    tmp.o_ = std::move(other.o_);
-    other.type_ = Type::kNull;
-    type_ = tmp.type_;
-    i_ = tmp.i_;
-    s_ = std::move(tmp.s_);
-    a_ = std::move(tmp.a_);
-    o_ = std::move(tmp.o_);
-    tmp.type_ = Type::kNull;
+    Value tmp(std::move(other));
+    Reset();
+    Steal(tmp);
   }
   return *this;
 }
 
-Value::~Value() = default;
+Value::~Value() { Reset(); }
 
 void Value::Reset() {
+  switch (type_) {
+    case Type::kString: s_.~basic_string(); break;
+    case Type::kArray: delete a_; break;
+    case Type::kObject: delete o_; break;
+    default: break;
+  }
   type_ = Type::kNull;
   i_ = 0;
-  s_.reset();
-  a_.reset();
-  o_.reset();
 }
 
 Value Value::Clone() const {
@@ -97,7 +101,7 @@ Value Value::Clone() const {
     case Type::kBool: return Value(b_);
     case Type::kInt: return Value(i_);
     case Type::kDouble: return Value(d_);
-    case Type::kString: return Value(*s_);
+    case Type::kString: return Value(s_);
     case Type::kArray: {
       Value v = Array();
       v.a_->reserve(a_->size());
@@ -135,7 +139,7 @@ double Value::AsDouble() const {
 
 const std::string& Value::AsString() const {
   static const std::string kEmpty;
-  return type_ == Type::kString ? *s_ : kEmpty;
+  return type_ == Type::kString ? s_ : kEmpty;
 }
 
 const Value* Value::Find(std::string_view key) const {
@@ -212,7 +216,7 @@ bool Value::operator==(const Value& other) const {
   switch (type_) {
     case Type::kNull: return true;
     case Type::kBool: return b_ == other.b_;
-    case Type::kString: return *s_ == *other.s_;
+    case Type::kString: return s_ == other.s_;
     case Type::kArray: {
       if (a_->size() != other.a_->size()) return false;
       for (size_t i = 0; i < a_->size(); ++i) {

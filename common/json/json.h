@@ -31,8 +31,8 @@ using Elements = std::vector<Value>;
 
 class Value {
  public:
-  Value() = default;  // null
-  Value(std::nullptr_t) {}  // NOLINT
+  Value() : i_(0) {}  // null
+  Value(std::nullptr_t) : i_(0) {}  // NOLINT
   Value(bool b) : type_(Type::kBool), b_(b) {}  // NOLINT
   Value(int i) : type_(Type::kInt), i_(i) {}  // NOLINT
   Value(int64_t i) : type_(Type::kInt), i_(i) {}  // NOLINT
@@ -100,17 +100,20 @@ class Value {
 
  private:
   void Reset();
+  // Takes other's payload (this holds none); other becomes null.
+  void Steal(Value& other) noexcept;
 
   Type type_ = Type::kNull;
+  // One payload, by type_. A string is held inline (short ones need no allocation at all);
+  // arrays and objects on the heap. 40 bytes in all.
   union {
     bool b_;
     int64_t i_;
     double d_;
+    std::string s_;
+    Elements* a_;
+    Members* o_;
   };
-  // Strings, arrays and objects live on the heap so a Value stays 16 bytes + pointer.
-  std::unique_ptr<std::string> s_;
-  std::unique_ptr<Elements> a_;
-  std::unique_ptr<Members> o_;
 };
 
 // Parses one JSON document. Errors name the byte offset: "invalid JSON at offset 12: ...".
