@@ -29,6 +29,25 @@ Status ReadGvk(const json::Value& req, std::string_view key, std::string_view la
 
 }  // namespace
 
+AdmissionRequest AdmissionRequest::Clone() const {
+  AdmissionRequest out;
+  out.uid = uid;
+  out.operation = operation;
+  out.group = group;
+  out.version = version;
+  out.kind = kind;
+  out.resource = resource;
+  out.sub_resource = sub_resource;
+  out.name = name;
+  out.namespace_ = namespace_;
+  out.username = username;
+  out.dry_run = dry_run;
+  out.object = object.Clone();
+  out.old_object = old_object.Clone();
+  out.review_api_version = review_api_version;
+  return out;
+}
+
 AdmissionResponse AdmissionResponse::Allowed() { return AdmissionResponse(); }
 
 AdmissionResponse AdmissionResponse::Denied(std::string message) {

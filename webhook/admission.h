@@ -49,6 +49,8 @@ struct AdmissionRequest {
   json::Value old_object;  // null when absent (CREATE)
   // apiVersion of the review we were sent; the response uses the same one.
   std::string review_api_version = std::string(kAdmissionApiVersion);
+
+  AdmissionRequest Clone() const;
 };
 
 class AdmissionResponse {
@@ -79,6 +81,9 @@ class AdmissionHandler {
  public:
   virtual ~AdmissionHandler() = default;
   virtual AdmissionResponse Handle(const AdmissionRequest& request) = 0;
+  // What the server calls. The request is the handler's own, so it may move the objects out of
+  // it rather than copy them (a TrainJob decode keeps the document). By default, Handle.
+  virtual AdmissionResponse Consume(AdmissionRequest&& request) { return Handle(request); }
 };
 
 // Decodes an AdmissionReview body. Errors (InvalidArgument) say what is wrong: not JSON, not an

@@ -105,7 +105,7 @@ HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
       reply = ErrorReply(400, "", req.status().message());
       reason = ReasonForCode(400);
     } else {
-      AdmissionResponse resp = Invoke(ep, *req);
+      AdmissionResponse resp = Invoke(ep, std::move(*req));
       if (log::V(5)) {
         log::Debug(5, "admission response",
                    {{"webhook", path},
@@ -149,10 +149,10 @@ HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
   return reply;
 }
 
-AdmissionResponse AdmissionMux::Invoke(Endpoint& ep, const AdmissionRequest& req) {
+AdmissionResponse AdmissionMux::Invoke(Endpoint& ep, AdmissionRequest&& req) {
   std::string what;
   try {
-    return ep.handler->Handle(req);
+    return ep.handler->Consume(std::move(req));
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {

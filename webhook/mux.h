@@ -68,7 +68,8 @@ class AdmissionMux {
 
   HttpReply ServeEndpoint(const std::string& path, Endpoint& ep, std::string_view content_type,
                           std::string_view body);
-  AdmissionResponse Invoke(Endpoint& ep, const AdmissionRequest& req);
+  // `req` is moved into the handler; its strings stay readable afterwards.
+  AdmissionResponse Invoke(Endpoint& ep, AdmissionRequest&& req);
   void CountRequest(const std::string& path, Endpoint& ep, int http_status);
   void CountDenial(const std::string& path, const std::string& reason);
 

@@ -19,13 +19,14 @@ constexpr char kDelete[] = "DELETE";
 constexpr char kUpdate[] = "UPDATE";
 constexpr char kCreate[] = "CREATE";
 
-// The object of the request, decoded; a failure is controller-runtime's decode error (400).
-StatusOr<api::TrainJob> Decode(const json::Value& doc, std::string_view what) {
+// The object of the request, decoded (the document moves into TrainJob::raw); a failure is
+// controller-runtime's decode error (400).
+StatusOr<api::TrainJob> Decode(json::Value&& doc, std::string_view what) {
   if (!doc.IsObject()) {
     return InvalidArgumentError(std::string("there is no content to decode in ") +
                                 std::string(what));
   }
-  return api::DecodeTrainJob(doc);
+  return api::DecodeTrainJob(std::move(doc));
 }
 
 const json::Value* SpecOf(const json::Value& doc) {
@@ -44,18 +45,18 @@ std::string NowRfc3339() {
   return buf;
 }
 
-AdmissionResponse TrainJobDefaulter::Handle(const AdmissionRequest& req) {
+AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   if (req.operation == kDelete) {
     return AdmissionResponse::Allowed();
   }
-  StatusOr<api::TrainJob> job = Decode(req.object, "object");
+  StatusOr<api::TrainJob> job = Decode(std::move(req.object), "object");
   if (!job.ok()) {
     return AdmissionResponse::Errored(400, job.status().message());
   }
   std::optional<api::TrainJob> old;
   if (req.operation == kUpdate) {
     // Upstream unmarshals the old object inside Default(): its error is a denial.
-    StatusOr<api::TrainJob> o = Decode(req.old_object, "oldObject");
+    StatusOr<api::TrainJob> o = Decode(std::move(req.old_object), "oldObject");
     if (!o.ok()) {
       return AdmissionResponse::Denied(o.status().message());
     }
@@ -65,7 +66,8 @@ AdmissionResponse TrainJobDefaulter::Handle(const AdmissionRequest& req) {
   // podTemplateOverrides -> one runtimePatches entry (at `translated_index`).
   std::vector<std::string> warnings;
   std::optional<size_t> translated_index;
-  if (const json::Value* spec = SpecOf(req.object); spec != nullptr && spec->Has("podTemplateOverrides")) {
+  const json::Value& object = job->raw;  // the received document
+  if (const json::Value* spec = SpecOf(object); spec != nullptr && spec->Has("podTemplateOverrides")) {
     StatusOr<api::TranslationResult> tr = api::TranslatePodTemplateOverrides(*spec);
     if (!tr.ok()) {
       return AdmissionResponse::Denied(tr.status().message());
@@ -97,7 +99,7 @@ AdmissionResponse TrainJobDefaulter::Handle(const AdmissionRequest& req) {
     return AdmissionResponse::Allowed().WithWarnings(std::move(warnings));
   }
   const json::Value* received = nullptr;
-  if (const json::Value* spec = SpecOf(req.object)) {
+  if (const json::Value* spec = SpecOf(object)) {
     received = spec->Find("runtimePatches");
   }
   json::Value patches = json::Value::Array();
@@ -124,7 +126,7 @@ AdmissionResponse TrainJobDefaulter::Handle(const AdmissionRequest& req) {
   return AdmissionResponse::Patched(std::move(ops).value()).WithWarnings(std::move(warnings));
 }
 
-AdmissionResponse TrainJobValidator::Handle(const AdmissionRequest& req) {
+AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
   if (req.operation == kDelete || req.operation == "CONNECT") {
     return AdmissionResponse::Allowed();  // not validated upstream
   }
@@ -132,13 +134,13 @@ AdmissionResponse TrainJobValidator::Handle(const AdmissionRequest& req) {
     // controller-runtime's validator answers anything else so (a hand-made review).
     return AdmissionResponse::Errored(400, "unknown operation \"" + req.operation + "\"");
   }
-  StatusOr<api::TrainJob> job = Decode(req.object, "object");
+  StatusOr<api::TrainJob> job = Decode(std::move(req.object), "object");
   if (!job.ok()) {
     return AdmissionResponse::Errored(400, job.status().message());
   }
   std::optional<api::TrainJob> old;
   if (req.operation == kUpdate) {
-    StatusOr<api::TrainJob> o = Decode(req.old_object, "oldObject");
+    StatusOr<api::TrainJob> o = Decode(std::move(req.old_object), "oldObject");
     if (!o.ok()) {
       return AdmissionResponse::Errored(400, o.status().message());
     }
@@ -153,7 +155,7 @@ AdmissionResponse TrainJobValidator::Handle(const AdmissionRequest& req) {
 
   // v2.1's checks of podTemplateOverrides against the runtime's template (its translated
   // runtimePatches entry cannot carry them, see podtemplateoverrides.h).
-  const json::Value* spec = SpecOf(req.object);
+  const json::Value* spec = SpecOf(job->raw);
   const json::Value* overrides = spec != nullptr ? spec->Find("podTemplateOverrides") : nullptr;
   if (overrides != nullptr && !overrides->IsNull()) {
     const api::RuntimeRef& ref = job->spec.runtime_ref;

@@ -28,7 +28,10 @@ class TrainJobDefaulter final : public AdmissionHandler {
  public:
   // `now` returns the current time in RFC 3339 at second precision ("2026-01-02T03:04:05Z").
   explicit TrainJobDefaulter(std::function<std::string()> now) : now_(std::move(now)) {}
-  AdmissionResponse Handle(const AdmissionRequest& request) override;
+  AdmissionResponse Handle(const AdmissionRequest& request) override {
+    return Consume(request.Clone());
+  }
+  AdmissionResponse Consume(AdmissionRequest&& request) override;
 
  private:
   std::function<std::string()> now_;
@@ -39,7 +42,10 @@ class TrainJobValidator final : public AdmissionHandler {
   // Both must outlive the validator; `reader` is the one the runtimes read through.
   TrainJobValidator(const core::Runtimes* runtimes, const framework::Reader* reader)
       : runtimes_(runtimes), reader_(reader) {}
-  AdmissionResponse Handle(const AdmissionRequest& request) override;
+  AdmissionResponse Handle(const AdmissionRequest& request) override {
+    return Consume(request.Clone());
+  }
+  AdmissionResponse Consume(AdmissionRequest&& request) override;
 
  private:
   const core::Runtimes* runtimes_;

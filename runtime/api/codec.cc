@@ -738,7 +738,10 @@ StatusOr<TrainingRuntime> DecodeRuntimeDocument(const json::Value& doc, std::str
 
 }  // namespace
 
-StatusOr<TrainJob> DecodeTrainJob(const json::Value& doc) {
+namespace {
+
+// Everything but TrainJob::raw.
+StatusOr<TrainJob> DecodeTrainJobFields(const json::Value& doc) {
   if (!doc.IsObject()) {
     return InvalidArgumentError("expected a TrainJob object, got " +
                                 std::string(json::DescribeType(doc)));
@@ -752,7 +755,20 @@ StatusOr<TrainJob> DecodeTrainJob(const json::Value& doc) {
   if (const json::Value* status = Field(doc, "status", "")) {
     ASSIGN_OR_RETURN(job.status, DecodeTrainJobStatus(*status));
   }
+  return job;
+}
+
+}  // namespace
+
+StatusOr<TrainJob> DecodeTrainJob(const json::Value& doc) {
+  ASSIGN_OR_RETURN(TrainJob job, DecodeTrainJobFields(doc));
   job.raw = doc.Clone();
+  return job;
+}
+
+StatusOr<TrainJob> DecodeTrainJob(json::Value&& doc) {
+  ASSIGN_OR_RETURN(TrainJob job, DecodeTrainJobFields(doc));
+  job.raw = std::move(doc);
   return job;
 }
 

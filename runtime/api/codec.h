@@ -34,6 +34,8 @@ namespace trainer::api {
 // A TrainJob document. apiVersion and kind, when present, must be trainer.kubeflow.org/v1alpha1
 // and TrainJob (list items from some clients omit them).
 StatusOr<TrainJob> DecodeTrainJob(const json::Value& doc);
+// The same, keeping `doc` itself as TrainJob::raw instead of a copy of it.
+StatusOr<TrainJob> DecodeTrainJob(json::Value&& doc);
 
 // A TrainingRuntime or ClusterTrainingRuntime document: apiVersion must be
 // trainer.kubeflow.org/v1alpha1 and kind one of the two (both are required).

@@ -35,7 +35,18 @@ void CheckStable(const char* what, const json::Value& doc, Decode decode, Encode
 }
 
 void CheckDocument(const json::Value& doc) {
-  CheckStable<api::TrainJob>("TrainJob", doc, api::DecodeTrainJob, api::EncodeTrainJob);
+  CheckStable<api::TrainJob>(
+      "TrainJob", doc, [](const json::Value& d) { return api::DecodeTrainJob(d); },
+      api::EncodeTrainJob);
+  // Decoding from a moved document (the webhook's path) gives the same TrainJob.
+  StatusOr<api::TrainJob> copied = api::DecodeTrainJob(doc);
+  StatusOr<api::TrainJob> moved = api::DecodeTrainJob(doc.Clone());
+  FUZZ_CHECK(copied.ok() == moved.ok(), "TrainJob: decoding a moved document: " +
+                                            moved.status().ToString());
+  if (copied.ok()) {
+    FUZZ_CHECK(api::EncodeTrainJob(*copied) == api::EncodeTrainJob(*moved),
+               "TrainJob: a moved document decodes differently");
+  }
   CheckStable<api::TrainingRuntime>("TrainingRuntime", doc, api::DecodeTrainingRuntime,
                                     api::EncodeTrainingRuntime);
   for (std::string_view kind : {api::kTrainingRuntimeKind, api::kClusterTrainingRuntimeKind}) {
