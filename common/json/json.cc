@@ -275,29 +275,9 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     frames_.back().key.assign(s, n);
     return true;
   }
-  bool EndObject(rapidjson::SizeType) {
-    Frame& f = frames_.back();
-    Value done = Value::Object();
-    Members& m = done.members();
-    m.reserve(members_.size() - f.start);
-    std::move(members_.begin() + static_cast<std::ptrdiff_t>(f.start), members_.end(),
-              std::back_inserter(m));
-    members_.resize(f.start);
-    frames_.pop_back();
-    return Add(std::move(done));
-  }
+  bool EndObject(rapidjson::SizeType) { return Close(Value::Object(), &Value::members, members_); }
   bool StartArray() { return Open(false); }
-  bool EndArray(rapidjson::SizeType) {
-    Frame& f = frames_.back();
-    Value done = Value::Array();
-    Elements& e = done.elements();
-    e.reserve(elements_.size() - f.start);
-    std::move(elements_.begin() + static_cast<std::ptrdiff_t>(f.start), elements_.end(),
-              std::back_inserter(e));
-    elements_.resize(f.start);
-    frames_.pop_back();
-    return Add(std::move(done));
-  }
+  bool EndArray(rapidjson::SizeType) { return Close(Value::Array(), &Value::elements, elements_); }
 
   Value TakeRoot() { return std::move(root_); }
   bool too_deep() const { return frames_.size() >= kMaxDepth; }
@@ -321,6 +301,19 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     if (frames_.size() >= kMaxDepth) return false;
     frames_.push_back({object, object ? members_.size() : elements_.size(), {}});
     return true;
+  }
+  // Ends the innermost container: its items (members_ or elements_ from its start) move into
+  // `done`'s vector, sized once, and `done` is added to its parent.
+  template <typename Items>
+  bool Close(Value done, Items& (Value::*items)(), Items& pending) {
+    const size_t start = frames_.back().start;
+    Items& out = (done.*items)();
+    out.reserve(pending.size() - start);
+    std::move(pending.begin() + static_cast<std::ptrdiff_t>(start), pending.end(),
+              std::back_inserter(out));
+    pending.resize(start);
+    frames_.pop_back();
+    return Add(std::move(done));
   }
   bool Add(Value v) {
     if (frames_.empty()) {
