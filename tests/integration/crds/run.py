@@ -228,7 +228,11 @@ class Run:
     def cleanup(self):
         self.k.run("delete", "clustertrainingruntimes", "-l", OWNER_LABEL, "--ignore-not-found",
                    "--wait=false", check=False)
-        self.k.delete_namespace(self.ns)
+        # As testbed.Kubectl.delete_namespace: TrainJobs now (later tests' controllers would
+        # reconcile leftovers), the rest through the namespace controller.
+        self.k.run("delete", "trainjobs", "--all", "-n", self.ns, "--wait=false",
+                   "--ignore-not-found", check=False)
+        self.k.run("delete", "namespace", self.ns, "--wait=false", check=False)
 
     # -- cases --
 
