@@ -353,7 +353,7 @@ void ManagerImpl::WireHandlers() {
          .on_delete =
              [this, i](const json::Value& o) {
                std::string key = ControllerTrainJob(o);
-               if (!key.empty()) trainjob_reconciler_->OwnedObjectDeleted(key);
+               if (!key.empty()) trainjob_reconciler_->ConfirmNextPass(key);
                EnqueueTrainJob(key, *i);
              }});
   }
@@ -365,6 +365,9 @@ void ManagerImpl::WireHandlers() {
     for (const std::string& key : trainjobs_->store().KeysByIndex(index, value)) {
       auto [ns, name] = kube::SplitObjectKey(key);
       if (cms != nullptr && cms->Has(kube::ObjectKey(ns, name + "-runtime-snapshot"))) continue;
+      // A snapshot missing from a synced cache may have gone with its TrainJob (see
+      // ConfirmNextPass); during the first lists absence means nothing yet.
+      if (from.HasSynced()) trainjob_reconciler_->ConfirmNextPass(key);
       EnqueueTrainJob(key, from);
     }
   };

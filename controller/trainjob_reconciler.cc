@@ -210,7 +210,7 @@ TrainJobReconciler::TrainJobReconciler(Deps deps, ReconcilerOptions options)
 
 std::string TrainJobReconciler::Now() const { return kube::FormatTime(deps_.now()); }
 
-void TrainJobReconciler::OwnedObjectDeleted(const std::string& key) {
+void TrainJobReconciler::ConfirmNextPass(const std::string& key) {
   std::lock_guard<std::mutex> lock(deleted_mu_);
   owned_deleted_.insert(key);
 }
@@ -237,7 +237,7 @@ ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_v
   if (live.ok() && confirm) {
     Status confirmed = ConfirmLive(ns, name, *live);
     if (!confirmed.ok() && !IsNotFound(confirmed)) {
-      OwnedObjectDeleted(key);  // still unconfirmed: the retry reads again
+      ConfirmNextPass(key);  // still unconfirmed: the retry reads again
       return {confirmed.WithContext("reading TrainJob " + key + " from the apiserver")};
     }
     if (!confirmed.ok()) live = confirmed;

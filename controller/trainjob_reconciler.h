@@ -104,7 +104,7 @@ class TrainJobReconciler {
     ReconcileObserver* observer = nullptr;  // optional
     Clock now;                              // default: system_clock::now
     // The TrainJob as the apiserver has it now (a quorum read), or kNotFound; optional. Read
-    // only after OwnedObjectDeleted.
+    // only after ConfirmNextPass.
     std::function<StatusOr<json::Value>(std::string_view ns, std::string_view name)> get_live;
   };
 
@@ -114,11 +114,14 @@ class TrainJobReconciler {
   // same key to two workers).
   ReconcileResult Reconcile(std::string_view ns, std::string_view name);
 
-  // An object controlled by TrainJob `key` ("ns/name") was deleted. Its next pass reads the
-  // TrainJob from the apiserver before applying: after a relist the cache of owned objects can be
-  // newer than the TrainJob cache, which may still hold a TrainJob deleted meanwhile; applying
-  // from it would re-create (and start) a JobSet for a TrainJob that no longer exists.
-  void OwnedObjectDeleted(const std::string& key);
+  // The next pass for TrainJob `key` ("ns/name") reads the TrainJob from the apiserver before
+  // applying. For passes that could re-create objects from a stale cache: after a relist the
+  // caches of owned objects and runtimes can be newer than the TrainJob cache, which may still
+  // hold a TrainJob deleted meanwhile; applying from it would re-create its snapshot and JobSet
+  // (and start its pods). The manager calls this when an owned object is deleted, and when a
+  // runtime event retries a TrainJob that has no snapshot (waiting for its runtime, or its
+  // snapshot deleted with it).
+  void ConfirmNextPass(const std::string& key);
 
  private:
   struct Applied {

@@ -291,7 +291,7 @@ TEST_CASE("an owned object's deletion: the TrainJob is confirmed with the apiser
   size_t writes = f.cluster.writes().size();
 
   SECTION("deleted there: nothing is re-created") {
-    r->OwnedObjectDeleted("ns/tj");
+    r->ConfirmNextPass("ns/tj");
     REQUIRE(r->Reconcile("ns", "tj").error.ok());
     CHECK(live_reads == 1);
     CHECK(f.cluster.writes().size() == writes);
@@ -303,7 +303,7 @@ TEST_CASE("an owned object's deletion: the TrainJob is confirmed with the apiser
   }
   SECTION("still there: the objects are applied again") {
     live_answer = OkStatus();
-    r->OwnedObjectDeleted("ns/tj");
+    r->ConfirmNextPass("ns/tj");
     REQUIRE(r->Reconcile("ns", "tj").error.ok());
     CHECK(live_reads == 1);
     CHECK(f.cluster.Find("JobSet", "ns", "tj") != nullptr);
@@ -311,7 +311,7 @@ TEST_CASE("an owned object's deletion: the TrainJob is confirmed with the apiser
   }
   SECTION("the read fails: an error, nothing applied, the next pass reads again") {
     live_answer = UnavailableError("connection refused");
-    r->OwnedObjectDeleted("ns/tj");
+    r->ConfirmNextPass("ns/tj");
     CHECK_FALSE(r->Reconcile("ns", "tj").error.ok());
     CHECK(f.cluster.writes().size() == writes);
     live_answer = NotFoundError("gone");
