@@ -211,13 +211,13 @@ TrainJobReconciler::TrainJobReconciler(Deps deps, ReconcilerOptions options)
 std::string TrainJobReconciler::Now() const { return kube::FormatTime(deps_.now()); }
 
 void TrainJobReconciler::ConfirmNextPass(const std::string& key) {
-  std::lock_guard<std::mutex> lock(deleted_mu_);
-  owned_deleted_.insert(key);
+  std::lock_guard<std::mutex> lock(confirm_mu_);
+  confirm_marks_.insert(key);
 }
 
-bool TrainJobReconciler::TakeOwnedDeleted(const std::string& key) {
-  std::lock_guard<std::mutex> lock(deleted_mu_);
-  return owned_deleted_.erase(key) > 0;
+bool TrainJobReconciler::TakeConfirmMark(const std::string& key) {
+  std::lock_guard<std::mutex> lock(confirm_mu_);
+  return confirm_marks_.erase(key) > 0;
 }
 
 Status TrainJobReconciler::ConfirmLive(std::string_view ns, std::string_view name,
@@ -232,7 +232,7 @@ Status TrainJobReconciler::ConfirmLive(std::string_view ns, std::string_view nam
 ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_view name) {
   const std::string key = kube::ObjectKey(ns, name);
   // Taken first, so a TrainJob already gone from the cache leaves no mark behind.
-  const bool confirm = TakeOwnedDeleted(key);
+  const bool confirm = TakeConfirmMark(key);
   StatusOr<json::Value> live = deps_.reader->Get(kTrainJobGVK, ns, name);
   if (live.ok() && confirm) {
     Status confirmed = ConfirmLive(ns, name, *live);

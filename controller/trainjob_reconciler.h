@@ -137,14 +137,14 @@ class TrainJobReconciler {
   Status PatchStatus(const api::TrainJob& job, const api::TrainJobStatus& prev);
   std::string Now() const;
 
-  bool TakeOwnedDeleted(const std::string& key);
+  bool TakeConfirmMark(const std::string& key);
   // The cached TrainJob replaced by the apiserver's copy; kNotFound when it is gone there.
   Status ConfirmLive(std::string_view ns, std::string_view name, json::Value& cached);
 
   Deps deps_;
   ReconcilerOptions options_;
-  std::mutex deleted_mu_;
-  std::unordered_set<std::string> owned_deleted_;  // keys waiting for a confirming read
+  std::mutex confirm_mu_;
+  std::unordered_set<std::string> confirm_marks_;  // keys waiting for a confirming read
 };
 
 // The JSON merge patch {"status": {...}} turning `prev` into `next` at the level of status
