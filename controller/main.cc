@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   std::thread([&stop, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
-    log::Info("signal received, shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    log::Info("signal received, shutting down",
+              {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
     stop.request_stop();
   }).detach();
 

@@ -46,8 +46,8 @@ std::string ControllerTrainJob(const json::Value& obj) {
     const json::Value* kind = ref.Find("kind");
     const json::Value* api_version = ref.Find("apiVersion");
     const json::Value* name = ref.Find("name");
-    if (controller == nullptr || !controller->AsBool() || kind == nullptr ||
-        !kind->IsString() || kind->AsString() != api::kTrainJobKind || api_version == nullptr ||
+    if (controller == nullptr || !controller->AsBool() || kind == nullptr || !kind->IsString() ||
+        kind->AsString() != api::kTrainJobKind || api_version == nullptr ||
         !api_version->IsString() || name == nullptr || !name->IsString()) {
       continue;
     }
@@ -193,8 +193,9 @@ informer::Informer& ManagerImpl::AddInformer(const kube::GroupVersionResource& g
 
 Status ManagerImpl::Init() {
   ASSIGN_OR_RETURN(kube::RestConfig rest, kube::LoadConfig(options_.kubeconfig));
-  lease_namespace_ = options_.leader_election_namespace.empty() ? rest.default_namespace
-                                                                : options_.leader_election_namespace;
+  lease_namespace_ = options_.leader_election_namespace.empty()
+                         ? rest.default_namespace
+                         : options_.leader_election_namespace;
   kube::ClientOptions co;
   co.qps = options_.kube_api_qps;
   co.burst = options_.kube_api_burst;
@@ -235,8 +236,8 @@ Status ManagerImpl::Init() {
   ASSIGN_OR_RETURN(runtimes_, core::Runtimes::New(*overlay_, [] {
                      return kube::FormatTime(std::chrono::system_clock::now());
                    }));
-  events_ = std::make_unique<kube::EventRecorder>(*client_, kTrainJobReportingController,
-                                                  identity_);
+  events_ =
+      std::make_unique<kube::EventRecorder>(*client_, kTrainJobReportingController, identity_);
 
   TrainJobReconciler::Deps deps;
   deps.reader = overlay_.get();
@@ -286,12 +287,11 @@ Status ManagerImpl::Init() {
                             }},
       registry, queue_metrics_.get());
   ctr_pool_ = std::make_unique<WorkerPool>(
-      WorkerPoolOptions{.name = kClusterTrainingRuntimeControllerName,
-                        .workers = options_.runtime_workers,
-                        .reconcile =
-                            [this](const std::string& key) {
-                              return ctr_reconciler_->Reconcile("", key);
-                            }},
+      WorkerPoolOptions{
+          .name = kClusterTrainingRuntimeControllerName,
+          .workers = options_.runtime_workers,
+          .reconcile =
+              [this](const std::string& key) { return ctr_reconciler_->Reconcile("", key); }},
       registry, queue_metrics_.get());
   WireHandlers();
   return OkStatus();
@@ -317,45 +317,45 @@ void ManagerImpl::WireHandlers() {
     }
   };
   const bool protect = options_.protect_runtimes_in_use;
-  tj.AddEventHandler(
-      {.on_add =
-           [this, &tj, runtime_of, protect](const json::Value& o) {
-             EnqueueTrainJob(kube::ObjectKeyOf(o), tj);
-             if (protect) runtime_of(o);
-           },
-       .on_update = [this, &tj](const json::Value&,
-                                const json::Value& o) { EnqueueTrainJob(kube::ObjectKeyOf(o), tj); },
-       .on_delete =
-           [this, &tj, runtime_of, protect](const json::Value& o) {
-             EnqueueTrainJob(kube::ObjectKeyOf(o), tj);
-             if (protect) runtime_of(o);
-           }});
+  tj.AddEventHandler({.on_add =
+                          [this, &tj, runtime_of, protect](const json::Value& o) {
+                            EnqueueTrainJob(kube::ObjectKeyOf(o), tj);
+                            if (protect) runtime_of(o);
+                          },
+                      .on_update =
+                          [this, &tj](const json::Value&, const json::Value& o) {
+                            EnqueueTrainJob(kube::ObjectKeyOf(o), tj);
+                          },
+                      .on_delete =
+                          [this, &tj, runtime_of, protect](const json::Value& o) {
+                            EnqueueTrainJob(kube::ObjectKeyOf(o), tj);
+                            if (protect) runtime_of(o);
+                          }});
   for (const auto& inf : informers_) {
     informer::Informer* i = inf.get();
     if (i == trainjobs_ || i == trs_ || i == ctrs_) continue;
     // The events of our own applies are skipped: the pass that wrote them saw the result.
-    i->AddEventHandler(
-        {.on_add =
-             [this, i](const json::Value& o) {
-               std::string key = ControllerTrainJob(o);
-               if (own_writes_.Absorb(o, {key})) return;
-               EnqueueTrainJob(key, *i);
-             },
-         .on_update =
-             [this, i](const json::Value& old_obj, const json::Value& o) {
-               std::string key = ControllerTrainJob(o);
-               std::string old_key = ControllerTrainJob(old_obj);
-               std::vector<std::string> owners{key};
-               if (old_key != key) owners.push_back(old_key);
-               if (own_writes_.Absorb(o, owners)) return;
-               for (const std::string& k : owners) EnqueueTrainJob(k, *i);
-             },
-         .on_delete =
-             [this, i](const json::Value& o) {
-               std::string key = ControllerTrainJob(o);
-               if (!key.empty()) trainjob_reconciler_->ConfirmNextPass(key);
-               EnqueueTrainJob(key, *i);
-             }});
+    i->AddEventHandler({.on_add =
+                            [this, i](const json::Value& o) {
+                              std::string key = ControllerTrainJob(o);
+                              if (own_writes_.Absorb(o, {key})) return;
+                              EnqueueTrainJob(key, *i);
+                            },
+                        .on_update =
+                            [this, i](const json::Value& old_obj, const json::Value& o) {
+                              std::string key = ControllerTrainJob(o);
+                              std::string old_key = ControllerTrainJob(old_obj);
+                              std::vector<std::string> owners{key};
+                              if (old_key != key) owners.push_back(old_key);
+                              if (own_writes_.Absorb(o, owners)) return;
+                              for (const std::string& k : owners) EnqueueTrainJob(k, *i);
+                            },
+                        .on_delete =
+                            [this, i](const json::Value& o) {
+                              std::string key = ControllerTrainJob(o);
+                              if (!key.empty()) trainjob_reconciler_->ConfirmNextPass(key);
+                              EnqueueTrainJob(key, *i);
+                            }});
   }
   // Runtime events: the runtime controllers, and TrainJobs still waiting for their runtime
   // (no snapshot yet: a TrainJob with a snapshot never reads the live runtime again).
@@ -371,18 +371,17 @@ void ManagerImpl::WireHandlers() {
       EnqueueTrainJob(key, from);
     }
   };
-  trs_->AddEventHandler(
-      {.on_add =
-           [this, retry_waiting](const json::Value& o) {
-             tr_pool_->Add(kube::ObjectKeyOf(o));
-             retry_waiting(kIndexTrainingRuntime, kube::ObjectKeyOf(o), *trs_);
-           },
-       .on_update =
-           [this, retry_waiting](const json::Value&, const json::Value& o) {
-             tr_pool_->Add(kube::ObjectKeyOf(o));
-             retry_waiting(kIndexTrainingRuntime, kube::ObjectKeyOf(o), *trs_);
-           },
-       .on_delete = [](const json::Value&) {}});
+  trs_->AddEventHandler({.on_add =
+                             [this, retry_waiting](const json::Value& o) {
+                               tr_pool_->Add(kube::ObjectKeyOf(o));
+                               retry_waiting(kIndexTrainingRuntime, kube::ObjectKeyOf(o), *trs_);
+                             },
+                         .on_update =
+                             [this, retry_waiting](const json::Value&, const json::Value& o) {
+                               tr_pool_->Add(kube::ObjectKeyOf(o));
+                               retry_waiting(kIndexTrainingRuntime, kube::ObjectKeyOf(o), *trs_);
+                             },
+                         .on_delete = [](const json::Value&) {}});
   ctrs_->AddEventHandler(
       {.on_add =
            [this, retry_waiting](const json::Value& o) {
@@ -414,8 +413,8 @@ Status ManagerImpl::StartServers() {
   if (options_.metrics_bind_address != "0" && !options_.metrics_bind_address.empty()) {
     http::ServerOptions so{.address = options_.metrics_bind_address, .threads = 4};
     if (options_.metrics_secure_serving && !options_.metrics_cert_dir.empty()) {
-      metrics_certs_ =
-          std::make_unique<http::CertWatcher>(http::CertWatcherOptions{.cert_dir = options_.metrics_cert_dir});
+      metrics_certs_ = std::make_unique<http::CertWatcher>(
+          http::CertWatcherOptions{.cert_dir = options_.metrics_cert_dir});
       RETURN_IF_ERROR(metrics_certs_->Load());
       metrics_certs_->Start();
       so.tls = metrics_certs_.get();
@@ -489,15 +488,16 @@ Status ManagerImpl::Run(std::stop_token stop) {
                                      .lease_duration = options_.lease_duration,
                                      .renew_deadline = options_.renew_deadline,
                                      .retry_period = options_.retry_period},
-        leader::LeaderCallbacks{
-            .on_started_leading = [this] { StartControllers(); },
-            .on_stopped_leading =
-                [this, &elector_stop, &lost] {
-                  if (!elector_stop.stop_requested()) lost = true;
-                  StopControllers();
-                },
-            .on_new_leader =
-                [](const std::string& id) { log::Info("leader", {{"identity", id}}); }});
+        leader::LeaderCallbacks{.on_started_leading = [this] { StartControllers(); },
+                                .on_stopped_leading =
+                                    [this, &elector_stop, &lost] {
+                                      if (!elector_stop.stop_requested()) lost = true;
+                                      StopControllers();
+                                    },
+                                .on_new_leader =
+                                    [](const std::string& id) {
+                                      log::Info("leader", {{"identity", id}});
+                                    }});
     std::thread t([&] {
       elector.Run(elector_stop.get_token());
       done = true;

@@ -67,9 +67,9 @@ class QueueMetrics final : public workqueue::WorkqueueMetrics {
     depth_labels["priority"] = "0";
     depth_ = &r.Gauge(std::string(workqueue::kDepthMetric), "Current depth of workqueue")
                   .Add(depth_labels);
-    adds_ = &r.Counter(std::string(workqueue::kAddsMetric),
-                       "Total number of adds handled by workqueue")
-                 .Add(labels);
+    adds_ =
+        &r.Counter(std::string(workqueue::kAddsMetric), "Total number of adds handled by workqueue")
+             .Add(labels);
     // controller-runtime: prometheus.ExponentialBuckets(10e-9, 10, 12).
     metrics::Buckets b = metrics::ExponentialBuckets(10e-9, 10, 12);
     queue_ = &r.Histogram(std::string(workqueue::kQueueDurationMetric),

@@ -16,8 +16,17 @@ namespace {
 
 // ---- strict decoding ----
 
-enum class Kind { kString, kBool, kInt32, kFloat, kDuration, kStringList, kObject, kMapInt32,
-                  kMapBool };
+enum class Kind {
+  kString,
+  kBool,
+  kInt32,
+  kFloat,
+  kDuration,
+  kStringList,
+  kObject,
+  kMapInt32,
+  kMapBool
+};
 
 struct Field {
   std::string_view name;
@@ -75,8 +84,7 @@ std::string Path(std::string_view parent, std::string_view name) {
 
 Status TypeError(std::string_view path, std::string_view want, const json::Value& v) {
   return InvalidArgumentError("json: cannot unmarshal " + std::string(json::DescribeType(v)) +
-                              " into field " + std::string(path) + " of type " +
-                              std::string(want));
+                              " into field " + std::string(path) + " of type " + std::string(want));
 }
 
 Status CheckValue(const Field& f, const json::Value& v, const std::string& path);
@@ -263,13 +271,20 @@ StatusOr<std::chrono::milliseconds> ParseGoDuration(std::string_view text) {
     std::string_view unit = s.substr(0, j);
     s.remove_prefix(j);
     double scale = 0;
-    if (unit == "ns") scale = 1e-6;
-    else if (unit == "us" || unit == "µs") scale = 1e-3;
-    else if (unit == "ms") scale = 1;
-    else if (unit == "s") scale = 1000;
-    else if (unit == "m") scale = 60000;
-    else if (unit == "h") scale = 3600000;
-    else return InvalidArgumentError("time: invalid duration \"" + std::string(text) + "\"");
+    if (unit == "ns")
+      scale = 1e-6;
+    else if (unit == "us" || unit == "µs")
+      scale = 1e-3;
+    else if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60000;
+    else if (unit == "h")
+      scale = 3600000;
+    else
+      return InvalidArgumentError("time: invalid duration \"" + std::string(text) + "\"");
     total_ms += n * scale;
   }
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
@@ -286,15 +301,14 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
   }
   const json::Value* api_version = doc.Find("apiVersion");
   const json::Value* kind = doc.Find("kind");
-  if (api_version == nullptr || !api_version->IsString() || kind == nullptr ||
-      !kind->IsString() || kind->AsString().empty()) {
+  if (api_version == nullptr || !api_version->IsString() || kind == nullptr || !kind->IsString() ||
+      kind->AsString().empty()) {
     return InvalidArgumentError(
         "failed to decode config file: Object 'Kind' is missing in config file");
   }
   if (api_version->AsString() != kConfigAPIVersion || kind->AsString() != "Configuration") {
     return InvalidArgumentError("failed to decode config file: no kind \"" + kind->AsString() +
-                                "\" is registered for version \"" + api_version->AsString() +
-                                "\"");
+                                "\" is registered for version \"" + api_version->AsString() + "\"");
   }
   Status schema = CheckObject(Schema(), doc, "");
   if (!schema.ok()) {
@@ -315,9 +329,12 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
     Configuration::LeaderElection l;
     // Upstream copies leaseDuration etc. as they are: an unset one is 0 there and
     // controller-runtime then uses its defaults (15 s / 10 s / 2 s), which ours already are.
-    if (const json::Value* v = le->Find("leaderElect"); v && v->IsBool()) l.leader_elect = v->AsBool();
-    if (const json::Value* v = le->Find("resourceLock"); v && v->IsString()) l.resource_lock = v->AsString();
-    if (const json::Value* v = le->Find("resourceName"); v && v->IsString()) l.resource_name = v->AsString();
+    if (const json::Value* v = le->Find("leaderElect"); v && v->IsBool())
+      l.leader_elect = v->AsBool();
+    if (const json::Value* v = le->Find("resourceLock"); v && v->IsString())
+      l.resource_lock = v->AsString();
+    if (const json::Value* v = le->Find("resourceName"); v && v->IsString())
+      l.resource_name = v->AsString();
     if (const json::Value* v = le->Find("resourceNamespace"); v && v->IsString()) {
       l.resource_namespace = v->AsString();
     }
@@ -407,9 +424,12 @@ StatusOr<Options> ParseOptions(int argc, const char* const* argv) {
   std::map<std::string, std::string> given;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg.rfind("--", 0) != 0 && arg.rfind("-", 0) == 0) arg.remove_prefix(1);  // -v=2
-    else if (arg.rfind("--", 0) == 0) arg.remove_prefix(2);
-    else return InvalidArgumentError("unexpected argument \"" + std::string(arg) + "\"");
+    if (arg.rfind("--", 0) != 0 && arg.rfind("-", 0) == 0)
+      arg.remove_prefix(1);  // -v=2
+    else if (arg.rfind("--", 0) == 0)
+      arg.remove_prefix(2);
+    else
+      return InvalidArgumentError("unexpected argument \"" + std::string(arg) + "\"");
     std::string name(arg.substr(0, arg.find('=')));
     const FlagDef* def = nullptr;
     for (const FlagDef& f : Flags()) {

@@ -46,7 +46,7 @@ struct Configuration {
   bool metrics_secure_serving = true;
   std::string health_probe_bind_address = ":8081";
   std::map<std::string, int32_t> group_kind_concurrency;
-  std::optional<double> qps;    // clientConnection.qps (default 50 when the file sets none)
+  std::optional<double> qps;     // clientConnection.qps (default 50 when the file sets none)
   std::optional<int32_t> burst;  // clientConnection.burst (default 100)
   std::map<std::string, bool> feature_gates;
 };

@@ -11,7 +11,8 @@ namespace trainer::controller {
 
 namespace {
 
-using Key = std::tuple<std::string, std::string, std::string, std::string>;  // apiVersion, kind, ns, name
+using Key =
+    std::tuple<std::string, std::string, std::string, std::string>;  // apiVersion, kind, ns, name
 
 struct ThreadOverlay {
   const OverlayReader* owner = nullptr;

@@ -53,7 +53,7 @@ class OwnWrites {
   // (owners requeued by Finish unless it was the echo). Any event for a recorded object ends
   // its entry: the watch delivers versions in order, so nothing after it can be the echo.
   bool Absorb(const json::Value& obj, std::vector<std::string> owners);
-  size_t size() const;      // recorded versions awaiting their echo
+  size_t size() const;       // recorded versions awaiting their echo
   size_t in_flight() const;  // objects with an apply in flight
 
  private:
@@ -71,7 +71,7 @@ class OwnWrites {
   const Requeue requeue_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::string> versions_;  // group/kind/ns/name -> resourceVersion
-  std::unordered_map<std::string, InFlight> in_flight_;     // same keys
+  std::unordered_map<std::string, InFlight> in_flight_;    // same keys
 };
 
 }  // namespace trainer::controller

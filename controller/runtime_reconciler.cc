@@ -7,8 +7,8 @@
 namespace trainer::controller {
 
 ReconcileResult RuntimeReconciler::Reconcile(std::string_view ns, std::string_view name) {
-  framework::GroupVersionKind gvk = cluster_ ? framework::ClusterTrainingRuntimeGVK()
-                                             : framework::TrainingRuntimeGVK();
+  framework::GroupVersionKind gvk =
+      cluster_ ? framework::ClusterTrainingRuntimeGVK() : framework::TrainingRuntimeGVK();
   StatusOr<json::Value> runtime = deps_.reader->Get(gvk, ns, name);
   if (!runtime.ok()) {
     return {IsNotFound(runtime.status()) ? OkStatus() : runtime.status()};
@@ -41,9 +41,8 @@ ReconcileResult RuntimeReconciler::Reconcile(std::string_view ns, std::string_vi
       deps_.writer->Patch(cluster_ ? kube::kClusterTrainingRuntimes : kube::kTrainingRuntimes, ns,
                           name, kube::PatchType::kMerge, patch);
   if (!out.ok() && !IsNotFound(out.status())) {
-    return {out.status().WithContext(std::string(want ? "adding" : "removing") +
-                                     " finalizer of " + gvk.kind + " " +
-                                     kube::ObjectKey(ns, name))};
+    return {out.status().WithContext(std::string(want ? "adding" : "removing") + " finalizer of " +
+                                     gvk.kind + " " + kube::ObjectKey(ns, name))};
   }
   return {};
 }

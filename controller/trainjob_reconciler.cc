@@ -121,16 +121,16 @@ StatusOr<json::Value> NoKindMatchIfNotServed(StatusOr<json::Value> applied,
       !applied.status().message().starts_with("the server responded with HTTP 404")) {
     return applied;
   }
-  return NotFoundError("no matches for kind \"" + gvk.kind + "\" in version \"" +
-                       gvk.ApiVersion() + "\"");
+  return NotFoundError("no matches for kind \"" + gvk.kind + "\" in version \"" + gvk.ApiVersion() +
+                       "\"");
 }
 
 bool UpToDate(const json::Value& live, std::string_view hash) {
   const json::Value* meta = live.Find("metadata");
   if (meta == nullptr) return false;
   const json::Value* annotations = meta->Find("annotations");
-  const json::Value* have = annotations != nullptr ? annotations->Find(kAppliedHashAnnotation)
-                                                   : nullptr;
+  const json::Value* have =
+      annotations != nullptr ? annotations->Find(kAppliedHashAnnotation) : nullptr;
   if (have == nullptr || !have->IsString() || have->AsString() != hash) {
     return false;
   }
@@ -330,15 +330,13 @@ ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_v
   }
 
   if (options_.lifecycle_conditions && runtime != nullptr && !apply_failed) {
-    StatusOr<json::Value> jobset =
-        deps_.reader->Get({"jobset.x-k8s.io", "v1alpha2", "JobSet"}, job.metadata.namespace_,
-                          job.metadata.name);
+    StatusOr<json::Value> jobset = deps_.reader->Get({"jobset.x-k8s.io", "v1alpha2", "JobSet"},
+                                                     job.metadata.namespace_, job.metadata.name);
     if (jobset.ok()) {
-      framework::SetStatusCondition(
-          job.status.conditions,
-          MakeCondition(kConditionCreated, "True", "ResourcesCreated",
-                        "TrainJob resources are created"),
-          now_fn);
+      framework::SetStatusCondition(job.status.conditions,
+                                    MakeCondition(kConditionCreated, "True", "ResourcesCreated",
+                                                  "TrainJob resources are created"),
+                                    now_fn);
     }
     bool running = !framework::IsTrainJobFinished(job) && !job.spec.suspend.value_or(false) &&
                    std::any_of(job.status.jobs_status.begin(), job.status.jobs_status.end(),
@@ -396,7 +394,8 @@ Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::Train
     ASSIGN_OR_RETURN(p.mapping, kube::MappingFor(p.gvk));
     if (!PrepareApply(obj)) continue;  // live object already current
     if (p.gvk.group == "jobset.x-k8s.io" && p.gvk.kind == "JobSet") {
-      p.created = !deps_.reader->Get(ToFramework(p.gvk), kube::Namespace(obj), kube::Name(obj)).ok();
+      p.created =
+          !deps_.reader->Get(ToFramework(p.gvk), kube::Namespace(obj), kube::Name(obj)).ok();
     }
     p.obj = std::move(obj);
     pending.push_back(std::move(p));
@@ -463,8 +462,8 @@ bool TrainJobReconciler::PrepareApply(json::Value& obj) {
 void TrainJobReconciler::RecordFailure(const json::Value& trainjob, const Status& error) {
   if (deps_.events == nullptr) return;
   deps_.events
-      ->Event(RegardingOf(trainjob), "Warning", kEventReasonCreationFailed,
-              kEventActionReconciling, CreationFailedNote(error.message()))
+      ->Event(RegardingOf(trainjob), "Warning", kEventReasonCreationFailed, kEventActionReconciling,
+              CreationFailedNote(error.message()))
       .IgnoreError();
 }
 

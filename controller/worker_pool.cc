@@ -93,12 +93,13 @@ void WorkerPool::Work() {
       metrics_.Panic();
       result.error = InternalError("reconcile panicked");
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ReconcileMetrics::Result kind = ReconcileMetrics::Result::kSuccess;
     if (!result.error.ok()) {
       kind = ReconcileMetrics::Result::kError;
-      log::Debug(1, "reconcile failed", {{"controller", options_.name}, {"key", *key},
-                                         {"error", result.error.message()}});
+      log::Debug(1, "reconcile failed",
+                 {{"controller", options_.name}, {"key", *key}, {"error", result.error.message()}});
       queue_.AddRateLimited(*key);
     } else if (result.requeue_after) {
       kind = ReconcileMetrics::Result::kRequeueAfter;

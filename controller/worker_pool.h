@@ -16,13 +16,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <mutex>
-#include <stop_token>
-#include <unordered_set>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "common/metrics/metrics.h"

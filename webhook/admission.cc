@@ -110,8 +110,7 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   }
   if (!api_version.empty()) {
     if (api_version != kAdmissionApiVersion && api_version != kAdmissionApiVersionBeta) {
-      return InvalidArgumentError("unsupported AdmissionReview apiVersion \"" + api_version +
-                                  "\"");
+      return InvalidArgumentError("unsupported AdmissionReview apiVersion \"" + api_version + "\"");
     }
     out.review_api_version = api_version;
   }
@@ -137,8 +136,9 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   if (user != nullptr) {
     RETURN_IF_ERROR(ReadString(*user, "username", "request.userInfo.username", &out.username));
   }
-  for (auto [key, dest] : {std::pair<std::string_view, json::Value*>{"object", &out.object},
-                           std::pair<std::string_view, json::Value*>{"oldObject", &out.old_object}}) {
+  for (auto [key, dest] :
+       {std::pair<std::string_view, json::Value*>{"object", &out.object},
+        std::pair<std::string_view, json::Value*>{"oldObject", &out.old_object}}) {
     json::Value* v = req->Find(key);
     if (v == nullptr || v->IsNull()) {
       continue;

@@ -39,11 +39,11 @@ struct AdmissionRequest {
   std::string group;
   std::string version;
   std::string kind;
-  std::string resource;     // request.resource.resource, e.g. "trainjobs"
+  std::string resource;  // request.resource.resource, e.g. "trainjobs"
   std::string sub_resource;
   std::string name;
   std::string namespace_;
-  std::string username;     // request.userInfo.username, for logs
+  std::string username;  // request.userInfo.username, for logs
   bool dry_run = false;
   json::Value object;      // null when absent (DELETE)
   json::Value old_object;  // null when absent (CREATE)
@@ -70,7 +70,7 @@ class AdmissionResponse {
   std::string reason;   // e.g. "Forbidden"; empty for none
   std::string message;  // empty for none
   std::vector<std::string> warnings;
-  json::Value patch;    // null, or an array of RFC 6902 operations
+  json::Value patch;  // null, or an array of RFC 6902 operations
 };
 
 // Contract: Handle may be called from many threads at once, must not block on the network for

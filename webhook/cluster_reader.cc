@@ -39,7 +39,8 @@ class InformerClusterReader final : public ClusterReader {
         cluster_runtimes_(*client, Options(kube::kClusterTrainingRuntimes)) {
     // Decode each runtime version as it arrives, so admissions find it decoded.
     runtimes_.AddEventHandler(DecodeOnChange(framework::TrainingRuntimeGVK(), true));
-    cluster_runtimes_.AddEventHandler(DecodeOnChange(framework::ClusterTrainingRuntimeGVK(), false));
+    cluster_runtimes_.AddEventHandler(
+        DecodeOnChange(framework::ClusterTrainingRuntimeGVK(), false));
     runtimes_.Start();
     cluster_runtimes_.Start();
   }
@@ -64,9 +65,7 @@ class InformerClusterReader final : public ClusterReader {
     // A miss is confirmed live and decoded per call, as it may be a runtime just created.
     return ClusterReader::GetTrainingRuntime(gvk, ns, name);
   }
-  bool HasSynced() const override {
-    return runtimes_.HasSynced() && cluster_runtimes_.HasSynced();
-  }
+  bool HasSynced() const override { return runtimes_.HasSynced() && cluster_runtimes_.HasSynced(); }
 
  private:
   static informer::InformerOptions Options(const kube::GroupVersionResource& gvr) {
@@ -101,10 +100,13 @@ class InformerClusterReader final : public ClusterReader {
       return namespaced && ns != nullptr && ns->IsString() ? ns->AsString() : "";
     };
     return {
-        .on_add = [this, gvk, ns_of](const json::Value& o) { (void)decoded_.Decode(gvk, ns_of(o), o); },
-        .on_update = [this, gvk, ns_of](const json::Value&,
-                                        const json::Value& o) { (void)decoded_.Decode(gvk, ns_of(o), o); },
-        .on_delete = [this, gvk, ns_of](const json::Value& o) { decoded_.Forget(gvk, ns_of(o), o); },
+        .on_add = [this, gvk,
+                   ns_of](const json::Value& o) { (void)decoded_.Decode(gvk, ns_of(o), o); },
+        .on_update = [this, gvk, ns_of](
+                         const json::Value&,
+                         const json::Value& o) { (void)decoded_.Decode(gvk, ns_of(o), o); },
+        .on_delete = [this, gvk,
+                      ns_of](const json::Value& o) { decoded_.Forget(gvk, ns_of(o), o); },
     };
   }
 

@@ -134,8 +134,8 @@ int Run(const Options& opts) {
     log::Error("starting the webhook server", {{"error", s.message()}});
     return 1;
   }
-  log::Info("serving webhooks", {{"port", std::to_string(webhook_server.port())},
-                                 {"certDir", opts.cert_dir}});
+  log::Info("serving webhooks",
+            {{"port", std::to_string(webhook_server.port())}, {"certDir", opts.cert_dir}});
 
   http::HealthChecks probes;
   probes.AddHealthz("healthz", http::Ping);
@@ -190,7 +190,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   trainer::StatusOr<trainer::webhook::Options> opts = trainer::webhook::ParseOptions(args);
   if (!opts.ok()) {
-    std::cerr << "trainer-webhook: " << opts.status().message() << "\n" << trainer::webhook::Usage();
+    std::cerr << "trainer-webhook: " << opts.status().message() << "\n"
+              << trainer::webhook::Usage();
     return 2;
   }
   if (opts->help) {

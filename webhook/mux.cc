@@ -2,12 +2,12 @@
 // (pkg/webhook/internal/metrics, pkg/webhook/admission/metrics).
 #include "webhook/mux.h"
 
+#include <httplib.h>
+
 #include <cctype>
 #include <chrono>
 #include <exception>
 #include <utility>
-
-#include <httplib.h>
 
 #include "common/log/log.h"
 
@@ -16,7 +16,8 @@ namespace {
 
 constexpr char kJson[] = "application/json";
 
-// Media type without parameters, lower case: "Application/JSON; charset=utf-8" -> "application/json".
+// Media type without parameters, lower case: "Application/JSON; charset=utf-8" ->
+// "application/json".
 std::string MediaType(std::string_view content_type) {
   std::string_view t = content_type.substr(0, content_type.find(';'));
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) {
@@ -53,9 +54,10 @@ AdmissionMux::AdmissionMux(metrics::Registry* registry) : registry_(registry) {
   denials_ = &registry_->Counter(
       "trainer_webhook_denials_total",
       "Total number of admission requests answered with allowed=false, by webhook and reason.");
-  panics_ = &registry_->Counter("controller_runtime_webhook_panics_total",
-                                "Total number of webhook panics")
-                 .Add({});
+  panics_ =
+      &registry_
+           ->Counter("controller_runtime_webhook_panics_total", "Total number of webhook panics")
+           .Add({});
 }
 
 void AdmissionMux::Register(const std::string& path, std::shared_ptr<AdmissionHandler> handler) {
@@ -65,11 +67,13 @@ void AdmissionMux::Register(const std::string& path, std::shared_ptr<AdmissionHa
     // As controller-runtime, initialize the likely codes so rates start at zero.
     ep.code_200 = &requests_->Add({{"webhook", path}, {"code", "200"}});
     requests_->Add({{"webhook", path}, {"code", "500"}});
-    ep.in_flight = &registry_->Gauge("controller_runtime_webhook_requests_in_flight",
-                                     "Current number of admission requests being served.")
+    ep.in_flight = &registry_
+                        ->Gauge("controller_runtime_webhook_requests_in_flight",
+                                "Current number of admission requests being served.")
                         .Add({{"webhook", path}});
-    ep.latency = &registry_->Histogram("controller_runtime_webhook_latency_seconds",
-                                       "Histogram of the latency of processing admission requests")
+    ep.latency = &registry_
+                      ->Histogram("controller_runtime_webhook_latency_seconds",
+                                  "Histogram of the latency of processing admission requests")
                       .Add({{"webhook", path}}, metrics::ExponentialBuckets(10e-9, 10, 12));
   }
   endpoints_[path] = std::move(ep);
@@ -119,17 +123,16 @@ HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
       }
       if (!resp.allowed) {
         reason = resp.reason.empty() ? ReasonForCode(resp.code) : resp.reason;
-        log::Info("admission denied",
-                  {{"webhook", path},
-                   {"uid", req->uid},
-                   {"operation", req->operation},
-                   {"kind", req->kind},
-                   {"namespace", req->namespace_},
-                   {"name", req->name},
-                   {"dryRun", req->dry_run ? "true" : "false"},
-                   {"code", std::to_string(resp.code)},
-                   {"reason", reason},
-                   {"message", resp.message}});
+        log::Info("admission denied", {{"webhook", path},
+                                       {"uid", req->uid},
+                                       {"operation", req->operation},
+                                       {"kind", req->kind},
+                                       {"namespace", req->namespace_},
+                                       {"name", req->name},
+                                       {"dryRun", req->dry_run ? "true" : "false"},
+                                       {"code", std::to_string(resp.code)},
+                                       {"reason", reason},
+                                       {"message", resp.message}});
       }
       reply = {200, EncodeAdmissionReview(req->uid, resp, req->review_api_version)};
     }
@@ -207,13 +210,13 @@ http::ServerOptions AdmissionMux::ServerOptions(std::string address, http::CertW
 
 void AdmissionMux::Mount(http::Server& server) {
   for (auto& [path, ep] : endpoints_) {
-    server.Post(path, [this, &path = path, &ep = ep](const http::Request& req,
-                                                     http::Response& res) {
-      HttpReply reply = ServeEndpoint(path, ep, req.get_header_value("Content-Type"), req.body);
-      res.status = reply.status;
-      res.body = std::move(reply.body);
-      res.set_header("Content-Type", kJson);
-    });
+    server.Post(
+        path, [this, &path = path, &ep = ep](const http::Request& req, http::Response& res) {
+          HttpReply reply = ServeEndpoint(path, ep, req.get_header_value("Content-Type"), req.body);
+          res.status = reply.status;
+          res.body = std::move(reply.body);
+          res.set_header("Content-Type", kJson);
+        });
   }
 }
 

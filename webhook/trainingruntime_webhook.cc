@@ -45,8 +45,8 @@ field::ErrorList ValidateReplicatedJobs(const json::Value& replicated_jobs) {
   const field::Path base = field::NewPath("spec", "template", "spec", "replicatedJobs");
   for (size_t i = 0; i < replicated_jobs.size(); ++i) {
     const json::Value& rjob = replicated_jobs.at(i);
-    const json::Value* ancestor = At(rjob, {"template", "metadata", "labels",
-                                            framework::kLabelTrainJobAncestor});
+    const json::Value* ancestor =
+        At(rjob, {"template", "metadata", "labels", framework::kLabelTrainJobAncestor});
     if (ancestor == nullptr || !ancestor->IsString()) {
       continue;
     }
@@ -60,15 +60,16 @@ field::ErrorList ValidateReplicatedJobs(const json::Value& replicated_jobs) {
       errors.push_back(field::Invalid(base.Index(static_cast<int64_t>(i)).Child("replicas"),
                                       field::Int(n), "always must be 1"));
     }
-    const json::Value* containers = At(rjob, {"template", "spec", "template", "spec", "containers"});
+    const json::Value* containers =
+        At(rjob, {"template", "spec", "template", "spec", "containers"});
     bool found = false;
     if (containers != nullptr && containers->IsArray()) {
       found = json::FindByKey(*containers, "name", required) != nullptr;
     }
     if (!found) {
       errors.push_back(field::Invalid(
-          base.Index(static_cast<int64_t>(i)).Child("template", "spec", "template", "spec",
-                                                    "containers"),
+          base.Index(static_cast<int64_t>(i))
+              .Child("template", "spec", "template", "spec", "containers"),
           field::BadValue::Json(containers != nullptr ? containers->Clone() : json::Value()),
           "must contain the required container for the ancestor: " + ancestor->AsString()));
     }
@@ -89,7 +90,8 @@ AdmissionResponse TrainingRuntimeValidator::Handle(const AdmissionRequest& req) 
   if (!req.object.IsObject()) {
     return AdmissionResponse::Errored(400, "there is no content to decode in object");
   }
-  const std::string_view kind = cluster_ ? api::kClusterTrainingRuntimeKind : api::kTrainingRuntimeKind;
+  const std::string_view kind =
+      cluster_ ? api::kClusterTrainingRuntimeKind : api::kTrainingRuntimeKind;
   StatusOr<api::TrainingRuntime> rt = api::DecodeTrainingRuntimeAs(req.object, kind);
   if (!rt.ok()) {
     return AdmissionResponse::Errored(400, rt.status().message());

@@ -67,7 +67,8 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   std::vector<std::string> warnings;
   std::optional<size_t> translated_index;
   const json::Value& object = job->raw;  // the received document
-  if (const json::Value* spec = SpecOf(object); spec != nullptr && spec->Has("podTemplateOverrides")) {
+  if (const json::Value* spec = SpecOf(object);
+      spec != nullptr && spec->Has("podTemplateOverrides")) {
     StatusOr<api::TranslationResult> tr = api::TranslatePodTemplateOverrides(*spec);
     if (!tr.ok()) {
       return AdmissionResponse::Denied(tr.status().message());
@@ -159,8 +160,8 @@ AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
   const json::Value* overrides = spec != nullptr ? spec->Find("podTemplateOverrides") : nullptr;
   if (overrides != nullptr && !overrides->IsNull()) {
     const api::RuntimeRef& ref = job->spec.runtime_ref;
-    bool cluster = ref.kind.value_or(api::kClusterTrainingRuntimeKind) ==
-                   api::kClusterTrainingRuntimeKind;
+    bool cluster =
+        ref.kind.value_or(api::kClusterTrainingRuntimeKind) == api::kClusterTrainingRuntimeKind;
     StatusOr<json::Value> rt =
         cluster ? reader_->Get(framework::ClusterTrainingRuntimeGVK(), "", ref.name)
                 : reader_->Get(framework::TrainingRuntimeGVK(), job->metadata.namespace_, ref.name);
@@ -179,7 +180,8 @@ AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
     }
   }
   if (!result.ok()) {
-    return AdmissionResponse::Denied(result.ErrorMessage()).WithWarnings(std::move(result.warnings));
+    return AdmissionResponse::Denied(result.ErrorMessage())
+        .WithWarnings(std::move(result.warnings));
   }
   return AdmissionResponse::Allowed().WithWarnings(std::move(result.warnings));
 }

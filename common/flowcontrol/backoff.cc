@@ -10,7 +10,8 @@ Backoff::Backoff(BackoffPolicy policy, uint64_t seed) : policy_(policy), rng_(se
 
 Backoff::Clock::duration Backoff::Next(Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (failures_ > 0 && policy_.reset_after.count() > 0 && now - last_failure_ > policy_.reset_after) {
+  if (failures_ > 0 && policy_.reset_after.count() > 0 &&
+      now - last_failure_ > policy_.reset_after) {
     failures_ = 0;
   }
   last_failure_ = now;

@@ -102,15 +102,18 @@ CertWatcher::CertWatcher(CertWatcherOptions options)
       cert_path_(options_.cert_dir + "/" + options_.cert_name),
       key_path_(options_.cert_dir + "/" + options_.key_name) {
   if (options_.registry != nullptr) {
-    reads_ = &options_.registry->Counter("certwatcher_read_certificate_total",
-                                         "Total number of certificate reads")
-                  .Add({});
-    read_errors_ = &options_.registry->Counter("certwatcher_read_certificate_errors_total",
-                                               "Total number of certificate read errors")
+    reads_ =
+        &options_.registry
+             ->Counter("certwatcher_read_certificate_total", "Total number of certificate reads")
+             .Add({});
+    read_errors_ = &options_.registry
+                        ->Counter("certwatcher_read_certificate_errors_total",
+                                  "Total number of certificate read errors")
                         .Add({});
-    expiry_ = &options_.registry->Gauge(options_.expiry_metric,
-                                        "Expiry time of the serving certificate in seconds since "
-                                        "the unix epoch (0 until one is loaded).")
+    expiry_ = &options_.registry
+                   ->Gauge(options_.expiry_metric,
+                           "Expiry time of the serving certificate in seconds since "
+                           "the unix epoch (0 until one is loaded).")
                    .Add({});
   }
 }
@@ -168,10 +171,9 @@ Status CertWatcher::Load() {
   if (expiry_ != nullptr) {
     expiry_->Set(static_cast<double>(not_after));
   }
-  log::Info("loaded serving certificate",
-            {{"dir", options_.cert_dir},
-             {"subject", subject},
-             {"notAfter", std::to_string(not_after)}});
+  log::Info(
+      "loaded serving certificate",
+      {{"dir", options_.cert_dir}, {"subject", subject}, {"notAfter", std::to_string(not_after)}});
   if (not_after != 0 && not_after < static_cast<int64_t>(std::time(nullptr))) {
     log::Warn("serving certificate has expired", {{"dir", options_.cert_dir}});
   }

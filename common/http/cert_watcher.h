@@ -15,6 +15,8 @@
 //   bool ready = certs.ready();
 #pragma once
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -25,9 +27,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 #include "common/metrics/metrics.h"
 #include "common/status/status.h"
@@ -54,7 +53,7 @@ class Certificate {
   Certificate() = default;
   X509* leaf_ = nullptr;
   EVP_PKEY* key_ = nullptr;
-  STACK_OF(X509)* chain_ = nullptr;
+  STACK_OF(X509) * chain_ = nullptr;
   int64_t not_after_unix_ = 0;
   std::string subject_;
 };

@@ -2,10 +2,10 @@
 // pkg/healthz/healthz.go.
 #include "common/http/probes.h"
 
+#include <httplib.h>
+
 #include <algorithm>
 #include <set>
-
-#include <httplib.h>
 
 #include "common/log/log.h"
 
@@ -51,7 +51,8 @@ void HealthChecks::Serve(const List& list_ref, std::string_view endpoint, const 
   // One check: /healthz/<name>.
   if (req.path.size() > prefix.size() + 1) {
     std::string name = req.path.substr(prefix.size() + 1);
-    auto it = std::find_if(list.begin(), list.end(), [&](const Named& n) { return n.name == name; });
+    auto it =
+        std::find_if(list.begin(), list.end(), [&](const Named& n) { return n.name == name; });
     if (it == list.end()) {
       if (!(list.empty() && name == "ping")) {
         res.status = 404;

@@ -5,9 +5,11 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <httplib.h>
 #include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,9 +20,9 @@
 #include <cerrno>
 #include <charconv>
 #include <climits>
-#include <cstring>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <list>
 #include <map>
@@ -28,9 +30,6 @@
 #include <optional>
 #include <utility>
 #include <vector>
-
-#include <httplib.h>
-#include <openssl/ssl.h>
 
 #include "common/http/cert_watcher.h"
 #include "common/log/log.h"
@@ -54,8 +53,8 @@ bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
       SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384") != 1) {
     return false;
   }
-  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(
+      &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // No SSL_MODE_RELEASE_BUFFERS: on a keep-alive connection it frees and reallocates the 16 KiB
   // record buffers around every request (and the large allocations make glibc consolidate its
   // fast bins each time); keeping them costs ~34 KiB per open connection.
@@ -79,9 +78,7 @@ class ConnStream final : public httplib::Stream {
 
   bool is_readable() const override { return Pending() || Wait(POLLIN, ReadWait()); }
   // Request bytes already received (and decrypted).
-  bool Pending() const {
-    return in_pos_ < in_len_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0);
-  }
+  bool Pending() const { return in_pos_ < in_len_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0); }
   // Writes go to the buffer; Flush() reports the socket's state.
   bool is_writable() const override { return !failed_; }
 
@@ -336,8 +333,8 @@ class ConnServer final : public httplib::Server {
       if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
         return false;
       }
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
-                                                                std::chrono::steady_clock::now());
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         return false;
       }
@@ -356,8 +353,8 @@ class ConnServer final : public httplib::Server {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
     while (svr_sock_ != INVALID_SOCKET) {
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline -
-                                                                std::chrono::steady_clock::now());
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         return false;
       }
@@ -514,8 +511,7 @@ class ConnectionPool final : public httplib::TaskQueue {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       ++idle_;
-      const bool woken =
-          cv_.wait_for(lock, kSpareIdle, [this] { return stop_ || !jobs_.empty(); });
+      const bool woken = cv_.wait_for(lock, kSpareIdle, [this] { return stop_ || !jobs_.empty(); });
       --idle_;
       if (!jobs_.empty()) {
         std::function<void()> fn = std::move(jobs_.front());

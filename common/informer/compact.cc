@@ -140,8 +140,7 @@ void PutString(std::vector<uint8_t>& out, std::string_view s) {
 
 using Pooled = std::vector<std::shared_ptr<const std::string>>;
 
-void EncodeValue(const json::Value& v, std::vector<uint8_t>& out, KeyTable& keys,
-                 Pooled& pooled) {
+void EncodeValue(const json::Value& v, std::vector<uint8_t>& out, KeyTable& keys, Pooled& pooled) {
   switch (v.type()) {
     case json::Type::kNull:
       out.push_back(kNull);
@@ -198,9 +197,12 @@ class Reader {
 
   json::Value Value() {
     switch (*p_++) {
-      case kNull: return json::Value();
-      case kFalse: return json::Value(false);
-      case kTrue: return json::Value(true);
+      case kNull:
+        return json::Value();
+      case kFalse:
+        return json::Value(false);
+      case kTrue:
+        return json::Value(true);
       case kInt: {
         const uint64_t z = Varint();
         return json::Value(static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1)));
@@ -211,8 +213,10 @@ class Reader {
         p_ += 8;
         return json::Value(d);
       }
-      case kString: return json::Value(String());
-      case kPooled: return json::Value(*pooled_[Varint()]);
+      case kString:
+        return json::Value(String());
+      case kPooled:
+        return json::Value(*pooled_[Varint()]);
       case kArray: {
         json::Value a = json::Value::Array();
         const uint64_t n = Varint();

@@ -93,11 +93,12 @@ void Informer::Run(std::stop_token stop) {
       continue;  // relist at once, as the reflector does
     }
     const auto delay = backoff_.Next(SteadyClock::now());
-    log::Warn("informer list failed; retrying",
-              {{"informer", name},
-               {"error", s.ToString()},
-               {"retry_in_ms",
-                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
+    log::Warn(
+        "informer list failed; retrying",
+        {{"informer", name},
+         {"error", s.ToString()},
+         {"retry_in_ms",
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
     if (!SleepFor(delay, stop)) break;
   }
 }
@@ -116,20 +117,21 @@ Status Informer::ListAndWatch(std::stop_token stop) {
     wo.idle_timeout = options_.watch_idle_timeout;
     ++watches_;
     const auto started = SteadyClock::now();
-    Status s = client_.Watch(options_.gvr, options_.ns, wo,
-                             [this](kube::WatchEvent& e) { return ApplyEvent(e); }, stop);
+    Status s = client_.Watch(
+        options_.gvr, options_.ns, wo, [this](kube::WatchEvent& e) { return ApplyEvent(e); }, stop);
     if (stop.stop_requested()) return CancelledError("informer stopped");
     if (s.ok()) continue;  // the server closed the watch (its timeout): watch again
     if (IsGone(s)) return s;
     // A watch that ran healthy for a while proves the server fine: start backoff afresh.
     if (SteadyClock::now() - started > std::chrono::seconds(30)) backoff_.Reset();
     const auto delay = backoff_.Next(SteadyClock::now());
-    log::Warn("informer watch ended; re-watching from the last resource version",
-              {{"informer", name},
-               {"error", s.ToString()},
-               {"resource_version", wo.resource_version},
-               {"retry_in_ms",
-                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
+    log::Warn(
+        "informer watch ended; re-watching from the last resource version",
+        {{"informer", name},
+         {"error", s.ToString()},
+         {"resource_version", wo.resource_version},
+         {"retry_in_ms",
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(delay).count())}});
     if (!SleepFor(delay, stop)) return CancelledError("informer stopped");
   }
   return CancelledError("informer stopped");

@@ -1,7 +1,8 @@
 // Informer: a list-then-watch cache of one resource, client-go's SharedIndexInformer (Reflector
 // + DeltaFIFO + Indexer) reduced to what our controllers use:
 //  - lists page by page (each page cached before the next is requested; an expired continue
-//    token falls back to one full list, as client-go's pager) and then watches from the list's resourceVersion, with bookmarks;
+//    token falls back to one full list, as client-go's pager) and then watches from the list's
+//    resourceVersion, with bookmarks;
 //  - when a watch ends (server timeout, 5-10 min) it re-watches from the last resourceVersion
 //    seen; on connection errors it retries with the reflector's backoff (800 ms -> 30 s, reset
 //    after 2 min of health); on 410 Gone (the version was compacted) it relists and reconciles
@@ -15,9 +16,8 @@
 //
 //   informer::Informer trainjobs(client, {.gvr = kube::kTrainJobs});
 //   trainjobs.AddIndexer("runtime", [](const json::Value& o) { ... });
-//   trainjobs.AddEventHandler({.on_add = [&](const json::Value& o) { q.Add(kube::ObjectKeyOf(o)); }});
-//   trainjobs.Start();
-//   trainjobs.WaitForSync(std::chrono::seconds(60));
+//   trainjobs.AddEventHandler({.on_add = [&](const json::Value& o) { q.Add(kube::ObjectKeyOf(o));
+//   }}); trainjobs.Start(); trainjobs.WaitForSync(std::chrono::seconds(60));
 #pragma once
 
 #include <atomic>
@@ -51,9 +51,9 @@ struct InformerOptions {
   std::chrono::milliseconds resync{0};  // 0 = no periodic resync
   int64_t page_size = 500;
   flowcontrol::BackoffPolicy backoff = flowcontrol::BackoffPolicy::Reflector();
-  std::chrono::seconds watch_timeout{0};             // 0 = random 5-10 min
-  std::chrono::milliseconds watch_idle_timeout{0};   // 0 = see kube::WatchOptions
-  std::string name;  // for logs; defaults to the resource
+  std::chrono::seconds watch_timeout{0};            // 0 = random 5-10 min
+  std::chrono::milliseconds watch_idle_timeout{0};  // 0 = see kube::WatchOptions
+  std::string name;                                 // for logs; defaults to the resource
 };
 
 struct EventHandler {
@@ -73,7 +73,9 @@ class Informer {
 
   // Before or after Start. A handler added after the cache has objects first receives an add
   // for each of them (as client-go does), then live events.
-  Status AddIndexer(const std::string& name, IndexFunc fn) { return store_.AddIndexer(name, std::move(fn)); }
+  Status AddIndexer(const std::string& name, IndexFunc fn) {
+    return store_.AddIndexer(name, std::move(fn));
+  }
   void AddEventHandler(EventHandler handler);
 
   void Start();

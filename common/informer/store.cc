@@ -12,7 +12,8 @@ ObjectPtr Store::Materialize(const Entry& e) const {
 
 Status Store::AddIndexer(const std::string& name, IndexFunc fn) {
   std::unique_lock<std::shared_mutex> lock(mu_);
-  if (indexes_.count(name) != 0) return AlreadyExistsError("indexer \"" + name + "\" already exists");
+  if (indexes_.count(name) != 0)
+    return AlreadyExistsError("indexer \"" + name + "\" already exists");
   Index& index = indexes_[name];
   index.fn = std::move(fn);
   for (const auto& [key, entry] : items_) IndexLocked(index, key, *Materialize(entry));

@@ -2,9 +2,9 @@
 #include "common/json/json.h"
 
 #include <rapidjson/error/en.h>
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/prettywriter.h>
 #include <rapidjson/writer.h>
 
 #include <algorithm>
@@ -19,13 +19,20 @@ namespace trainer::json {
 
 std::string_view TypeName(Type t) {
   switch (t) {
-    case Type::kNull: return "null";
-    case Type::kBool: return "boolean";
-    case Type::kInt: return "integer";
-    case Type::kDouble: return "number";
-    case Type::kString: return "string";
-    case Type::kArray: return "array";
-    case Type::kObject: return "object";
+    case Type::kNull:
+      return "null";
+    case Type::kBool:
+      return "boolean";
+    case Type::kInt:
+      return "integer";
+    case Type::kDouble:
+      return "number";
+    case Type::kString:
+      return "string";
+    case Type::kArray:
+      return "array";
+    case Type::kObject:
+      return "object";
   }
   return "unknown";
 }
@@ -61,9 +68,15 @@ void Value::Steal(Value& other) noexcept {
       new (&s_) std::string(std::move(other.s_));
       other.s_.~basic_string();
       break;
-    case Type::kArray: a_ = other.a_; break;
-    case Type::kObject: o_ = other.o_; break;
-    default: i_ = other.i_; break;  // the widest scalar carries bool and double too
+    case Type::kArray:
+      a_ = other.a_;
+      break;
+    case Type::kObject:
+      o_ = other.o_;
+      break;
+    default:
+      i_ = other.i_;
+      break;  // the widest scalar carries bool and double too
   }
   type_ = other.type_;
   other.type_ = Type::kNull;
@@ -86,10 +99,17 @@ Value::~Value() { Reset(); }
 
 void Value::Reset() {
   switch (type_) {
-    case Type::kString: s_.~basic_string(); break;
-    case Type::kArray: delete a_; break;
-    case Type::kObject: delete o_; break;
-    default: break;
+    case Type::kString:
+      s_.~basic_string();
+      break;
+    case Type::kArray:
+      delete a_;
+      break;
+    case Type::kObject:
+      delete o_;
+      break;
+    default:
+      break;
   }
   type_ = Type::kNull;
   i_ = 0;
@@ -97,11 +117,16 @@ void Value::Reset() {
 
 Value Value::Clone() const {
   switch (type_) {
-    case Type::kNull: return Value();
-    case Type::kBool: return Value(b_);
-    case Type::kInt: return Value(i_);
-    case Type::kDouble: return Value(d_);
-    case Type::kString: return Value(s_);
+    case Type::kNull:
+      return Value();
+    case Type::kBool:
+      return Value(b_);
+    case Type::kInt:
+      return Value(i_);
+    case Type::kDouble:
+      return Value(d_);
+    case Type::kString:
+      return Value(s_);
     case Type::kArray: {
       Value v = Array();
       v.a_->reserve(a_->size());
@@ -214,9 +239,12 @@ bool Value::operator==(const Value& other) const {
   }
   if (type_ != other.type_) return false;
   switch (type_) {
-    case Type::kNull: return true;
-    case Type::kBool: return b_ == other.b_;
-    case Type::kString: return s_ == other.s_;
+    case Type::kNull:
+      return true;
+    case Type::kBool:
+      return b_ == other.b_;
+    case Type::kString:
+      return s_ == other.s_;
     case Type::kArray: {
       if (a_->size() != other.a_->size()) return false;
       for (size_t i = 0; i < a_->size(); ++i) {
@@ -232,7 +260,8 @@ bool Value::operator==(const Value& other) const {
       }
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -478,9 +507,15 @@ void WriteString(Writer& w, const std::string& s, bool key) {
 template <typename Writer>
 void WriteTo(const Value& v, Writer& w, bool sort_keys) {
   switch (v.type()) {
-    case Type::kNull: w.Null(); break;
-    case Type::kBool: w.Bool(v.AsBool()); break;
-    case Type::kInt: w.Int64(v.AsInt()); break;
+    case Type::kNull:
+      w.Null();
+      break;
+    case Type::kBool:
+      w.Bool(v.AsBool());
+      break;
+    case Type::kInt:
+      w.Int64(v.AsInt());
+      break;
     case Type::kDouble: {
       double d = v.AsDouble();
       if (!std::isfinite(d)) {
@@ -537,8 +572,8 @@ StatusOr<Value> Parse(std::string_view text) {
   rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
   // Numbers are converted by Builder::RawNumber (see there).
   // No kParseValidateEncodingFlag: GoReadableText already made the text valid UTF-8.
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseNumbersAsStringsFlag;
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::ParseResult ok = reader.Parse<kFlags>(is, builder);
   if (!ok) {
     if (builder.too_deep()) {
@@ -632,7 +667,8 @@ Status GetInt(const Value& obj, std::string_view key, std::string_view path, int
     return OkStatus();
   }
   // Clients (Python, JavaScript) may send 2.0 for 2; accept integral doubles only.
-  if (v->IsDouble() && std::trunc(v->AsDouble()) == v->AsDouble() && std::fabs(v->AsDouble()) < 9.2e18) {
+  if (v->IsDouble() && std::trunc(v->AsDouble()) == v->AsDouble() &&
+      std::fabs(v->AsDouble()) < 9.2e18) {
     *out = static_cast<int64_t>(v->AsDouble());
     return OkStatus();
   }

@@ -31,16 +31,16 @@ using Elements = std::vector<Value>;
 
 class Value {
  public:
-  Value() : i_(0) {}  // null
-  Value(std::nullptr_t) : i_(0) {}  // NOLINT
-  Value(bool b) : type_(Type::kBool), b_(b) {}  // NOLINT
-  Value(int i) : type_(Type::kInt), i_(i) {}  // NOLINT
-  Value(int64_t i) : type_(Type::kInt), i_(i) {}  // NOLINT
-  Value(uint32_t i) : type_(Type::kInt), i_(i) {}  // NOLINT
-  Value(double d) : type_(Type::kDouble), d_(d) {}  // NOLINT
-  Value(std::string s);  // NOLINT
+  Value() : i_(0) {}                                    // null
+  Value(std::nullptr_t) : i_(0) {}                      // NOLINT
+  Value(bool b) : type_(Type::kBool), b_(b) {}          // NOLINT
+  Value(int i) : type_(Type::kInt), i_(i) {}            // NOLINT
+  Value(int64_t i) : type_(Type::kInt), i_(i) {}        // NOLINT
+  Value(uint32_t i) : type_(Type::kInt), i_(i) {}       // NOLINT
+  Value(double d) : type_(Type::kDouble), d_(d) {}      // NOLINT
+  Value(std::string s);                                 // NOLINT
   Value(std::string_view s) : Value(std::string(s)) {}  // NOLINT
-  Value(const char* s) : Value(std::string(s)) {}  // NOLINT
+  Value(const char* s) : Value(std::string(s)) {}       // NOLINT
 
   static Value Object();
   static Value Array();
@@ -66,8 +66,8 @@ class Value {
 
   // Scalar reads. Precondition: the matching Is*(); on a mismatch they return false / 0 / "".
   bool AsBool() const { return type_ == Type::kBool && b_; }
-  int64_t AsInt() const;      // doubles are truncated, and saturated to the int64 range
-  double AsDouble() const;    // ints are converted
+  int64_t AsInt() const;    // doubles are truncated, and saturated to the int64 range
+  double AsDouble() const;  // ints are converted
   const std::string& AsString() const;
 
   // Object access. Find returns nullptr if this is not an object or the key is absent.
@@ -146,7 +146,8 @@ Status GetArray(const Value& obj, std::string_view key, std::string_view path, c
 // Human name of a value's type for error messages ("string", "integer", "object" ...).
 std::string_view DescribeType(const Value& v);
 
-// Path helpers for messages: Child("spec", "trainer") -> "spec.trainer"; Index("env", 2) -> "env[2]".
+// Path helpers for messages: Child("spec", "trainer") -> "spec.trainer"; Index("env", 2) ->
+// "env[2]".
 std::string Child(std::string_view path, std::string_view key);
 std::string Index(std::string_view path, size_t i);
 

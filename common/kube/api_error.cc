@@ -29,17 +29,30 @@ StatusCode CodeFromReason(std::string_view reason) {
 
 StatusCode CodeFromHttp(int code) {
   switch (code) {
-    case 400: return StatusCode::kInvalidArgument;
-    case 401: return StatusCode::kUnauthorized;
-    case 403: return StatusCode::kForbidden;
-    case 404: return StatusCode::kNotFound;
-    case 405: case 406: case 415: return StatusCode::kUnimplemented;
-    case 409: return StatusCode::kConflict;
-    case 410: return StatusCode::kGone;
-    case 422: return StatusCode::kInvalid;
-    case 429: return StatusCode::kTooManyRequests;
-    case 504: return StatusCode::kDeadlineExceeded;
-    default: break;
+    case 400:
+      return StatusCode::kInvalidArgument;
+    case 401:
+      return StatusCode::kUnauthorized;
+    case 403:
+      return StatusCode::kForbidden;
+    case 404:
+      return StatusCode::kNotFound;
+    case 405:
+    case 406:
+    case 415:
+      return StatusCode::kUnimplemented;
+    case 409:
+      return StatusCode::kConflict;
+    case 410:
+      return StatusCode::kGone;
+    case 422:
+      return StatusCode::kInvalid;
+    case 429:
+      return StatusCode::kTooManyRequests;
+    case 504:
+      return StatusCode::kDeadlineExceeded;
+    default:
+      break;
   }
   if (code >= 500) return StatusCode::kUnavailable;
   return StatusCode::kUnknown;
@@ -68,8 +81,8 @@ namespace {
 void FillFromStatusObject(const json::Value& status, ApiError& e) {
   e.reason = StringField(status, "reason");
   e.message = StringField(status, "message");
-  if (const json::Value* code = status.Find("code"); code != nullptr && code->IsNumber() &&
-                                                     e.http_code == 0) {
+  if (const json::Value* code = status.Find("code");
+      code != nullptr && code->IsNumber() && e.http_code == 0) {
     e.http_code = static_cast<int>(code->AsInt());
   }
   if (const json::Value* details = status.Find("details"); details != nullptr) {

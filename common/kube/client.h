@@ -14,8 +14,10 @@
 //   kube::Client& c = ...;
 //   ASSIGN_OR_RETURN(json::Value cm, c.Get(kube::kConfigMaps, "default", "settings"));
 //   ASSIGN_OR_RETURN(json::Value applied,
-//                    c.Apply(kube::kJobSets, ns, desired, {.field_manager = "trainer", .force = true}));
-//   Status s = c.Watch(kube::kConfigMaps, "default", {}, [](kube::WatchEvent& e) { ...; return true; });
+//                    c.Apply(kube::kJobSets, ns, desired, {.field_manager = "trainer", .force =
+//                    true}));
+//   Status s = c.Watch(kube::kConfigMaps, "default", {}, [](kube::WatchEvent& e) { ...; return
+//   true; });
 #pragma once
 
 #include <functional>
@@ -57,8 +59,8 @@ class Writer {
                                        const json::Value& obj,
                                        const UpdateOptions& options = {}) = 0;
   // DELETE. kNotFound if absent; kConflict if a precondition fails.
-  virtual Status Delete(const GroupVersionResource& gvr, std::string_view ns,
-                        std::string_view name, const DeleteOptions& options = {}) = 0;
+  virtual Status Delete(const GroupVersionResource& gvr, std::string_view ns, std::string_view name,
+                        const DeleteOptions& options = {}) = 0;
   // PATCH with a merge, JSON or strategic-merge patch document.
   virtual StatusOr<json::Value> Patch(const GroupVersionResource& gvr, std::string_view ns,
                                       std::string_view name, PatchType type,

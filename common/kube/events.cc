@@ -45,13 +45,13 @@ Status EventRecorder::Event(const json::Value& regarding, std::string_view type,
   const auto now = std::chrono::system_clock::now();
   // Unique per process: nanoseconds since the epoch plus a counter, in hex, as client-go does.
   char suffix[40];
-  std::snprintf(suffix, sizeof(suffix), "%llx",
-                static_cast<unsigned long long>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch())
-                        .count() +
-                    counter_.fetch_add(1)));
-  EventSpec spec{std::string(type), std::string(reason), std::string(action), std::string(note),
-                 controller_, instance_};
+  std::snprintf(
+      suffix, sizeof(suffix), "%llx",
+      static_cast<unsigned long long>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() +
+          counter_.fetch_add(1)));
+  EventSpec spec{std::string(type), std::string(reason), std::string(action),
+                 std::string(note), controller_,         instance_};
   json::Value ev = MakeEvent(regarding, spec, now, suffix);
   const std::string ns = ev["metadata"]["namespace"].AsString();
   StatusOr<json::Value> created = writer_.Create(kEvents, ns, ev);

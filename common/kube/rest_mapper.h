@@ -3,8 +3,8 @@
 // kind (JobSet, a PodGroup flavour) is installed. A table instead of full discovery keeps start-up
 // free of dozens of requests and makes the mapping reviewable in one place.
 //
-//   ASSIGN_OR_RETURN(const kube::ResourceMapping* m, kube::MappingFor(kube::GroupVersionKind::Of(obj)));
-//   c.Apply(m->gvr, ns, obj, opts);
+//   ASSIGN_OR_RETURN(const kube::ResourceMapping* m,
+//   kube::MappingFor(kube::GroupVersionKind::Of(obj))); c.Apply(m->gvr, ns, obj, opts);
 //   ASSIGN_OR_RETURN(bool has_volcano, kube::IsInstalled(c, kube::kVolcanoPodGroupKind));
 #pragma once
 
@@ -49,8 +49,8 @@ inline const GroupVersionResource kMutatingWebhookConfigurations{
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"};
 inline const GroupVersionResource kValidatingWebhookConfigurations{
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"};
-inline const GroupVersionResource kCustomResourceDefinitions{
-    "apiextensions.k8s.io", "v1", "customresourcedefinitions"};
+inline const GroupVersionResource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
+                                                             "customresourcedefinitions"};
 inline const GroupVersionResource kJobs{"batch", "v1", "jobs"};
 
 inline const GroupVersionKind kJobSetKind{"jobset.x-k8s.io", "v1alpha2", "JobSet"};

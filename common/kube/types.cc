@@ -40,20 +40,28 @@ std::string GroupVersionResource::ToString() const {
 
 std::string_view PatchContentType(PatchType type) {
   switch (type) {
-    case PatchType::kMerge: return "application/merge-patch+json";
-    case PatchType::kJson: return "application/json-patch+json";
-    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
   }
   return "application/merge-patch+json";
 }
 
 std::string_view WatchEventTypeName(WatchEventType t) {
   switch (t) {
-    case WatchEventType::kAdded: return "ADDED";
-    case WatchEventType::kModified: return "MODIFIED";
-    case WatchEventType::kDeleted: return "DELETED";
-    case WatchEventType::kBookmark: return "BOOKMARK";
-    case WatchEventType::kError: return "ERROR";
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
   }
   return "ERROR";
 }
@@ -66,7 +74,8 @@ StatusOr<json::Value> ListPages(Reader& reader, const GroupVersionResource& gvr,
   json::Value items = json::Value::Array();
   while (true) {
     ASSIGN_OR_RETURN(json::Value page, reader.List(gvr, ns, options));
-    if (json::Value* page_items = page.Find("items"); page_items != nullptr && page_items->IsArray()) {
+    if (json::Value* page_items = page.Find("items");
+        page_items != nullptr && page_items->IsArray()) {
       for (json::Value& item : page_items->elements()) items.PushBack(std::move(item));
     }
     std::string next;

@@ -41,8 +41,8 @@ class WatchDecoder {
 
  private:
   std::string buf_;
-  size_t scan_ = 0;   // next byte of buf_ to scan
-  int depth_ = 0;     // brace/bracket depth at scan_
+  size_t scan_ = 0;  // next byte of buf_ to scan
+  int depth_ = 0;    // brace/bracket depth at scan_
   bool in_string_ = false;
   bool escape_ = false;
   const size_t max_event_bytes_;

@@ -82,8 +82,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   const auto now_steady = SteadyClock::now();
   const std::string now = kube::FormatMicroTime(std::chrono::system_clock::now());
   // The Lease holds whole seconds; round up so a short test lease never reads as expired.
-  const int64_t duration_s = std::max<int64_t>(
-      1, std::chrono::ceil<std::chrono::seconds>(config_.lease_duration).count());
+  const int64_t duration_s =
+      std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(config_.lease_duration).count());
   Record desired{config_.identity, duration_s, now, now, 0};
 
   StatusOr<json::Value> current =
@@ -119,8 +119,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     desired.transitions = old.transitions + 1;
   }
   // PUT with the resourceVersion we read: a racing candidate gets a Conflict.
-  StatusOr<json::Value> updated = client_.Update(kube::kLeases, config_.lease_namespace,
-                                                 MakeLease(desired, &*current));
+  StatusOr<json::Value> updated =
+      client_.Update(kube::kLeases, config_.lease_namespace, MakeLease(desired, &*current));
   if (!updated.ok()) {
     if (!IsConflict(updated.status())) {
       log::Warn("leader election: updating lease failed",
@@ -140,8 +140,8 @@ bool LeaderElector::Release() {
   if (old.holder != config_.identity) return true;
   const std::string now = kube::FormatMicroTime(std::chrono::system_clock::now());
   Record released{"", 1, now, now, old.transitions};
-  StatusOr<json::Value> updated = client_.Update(kube::kLeases, config_.lease_namespace,
-                                                 MakeLease(released, &*current));
+  StatusOr<json::Value> updated =
+      client_.Update(kube::kLeases, config_.lease_namespace, MakeLease(released, &*current));
   if (!updated.ok()) {
     log::Warn("leader election: releasing lease failed",
               {{"lease", config_.lease_name}, {"error", updated.status().ToString()}});

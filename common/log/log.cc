@@ -22,10 +22,14 @@ std::mutex g_write_mu;
 
 std::string_view LevelName(Level level) {
   switch (level) {
-    case Level::kError: return "error";
-    case Level::kWarn: return "warn";
-    case Level::kInfo: return "info";
-    case Level::kDebug: return "debug";
+    case Level::kError:
+      return "error";
+    case Level::kWarn:
+      return "warn";
+    case Level::kInfo:
+      return "info";
+    case Level::kDebug:
+      return "debug";
   }
   return "info";
 }

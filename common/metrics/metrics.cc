@@ -2,6 +2,9 @@
 #include "common/metrics/metrics.h"
 
 #include <dirent.h>
+#include <prometheus/check_names.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,10 +13,6 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
-
-#include <prometheus/check_names.h>
-#include <prometheus/metric_family.h>
-#include <prometheus/text_serializer.h>
 
 namespace trainer::metrics {
 namespace {
@@ -47,10 +46,10 @@ const Buckets& DefBuckets() {
 }
 
 const Buckets& ReconcileTimeBuckets() {
-  static const Buckets kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2, 0.25, 0.3, 0.35,
-                                   0.4,   0.45, 0.5,   0.6,  0.7,  0.8,  0.9, 1.0,  1.25, 1.5,
-                                   1.75,  2.0,  2.5,   3.0,  3.5,  4.0,  4.5, 5,    6,    7,
-                                   8,     9,    10,    15,   20,   25,   30,  40,   50,   60};
+  static const Buckets kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3,  0.35,
+                                   0.4,   0.45, 0.5,   0.6,  0.7, 0.8,  0.9, 1.0,  1.25, 1.5,
+                                   1.75,  2.0,  2.5,   3.0,  3.5, 4.0,  4.5, 5,    6,    7,
+                                   8,     9,    10,    15,   20,  25,   30,  40,   50,   60};
   return kBuckets;
 }
 
@@ -67,17 +66,17 @@ Buckets ExponentialBuckets(double start, double factor, int count) {
 Registry::Registry() : registry_(std::make_shared<prometheus::Registry>()) {}
 
 prometheus::Family<prometheus::Counter>& Registry::Counter(std::string_view name,
-                                                          std::string_view help) {
+                                                           std::string_view help) {
   return RegisterOrDie(prometheus::BuildCounter().Help(std::string(help)), name, *registry_);
 }
 
 prometheus::Family<prometheus::Gauge>& Registry::Gauge(std::string_view name,
-                                                      std::string_view help) {
+                                                       std::string_view help) {
   return RegisterOrDie(prometheus::BuildGauge().Help(std::string(help)), name, *registry_);
 }
 
 prometheus::Family<prometheus::Histogram>& Registry::Histogram(std::string_view name,
-                                                              std::string_view help) {
+                                                               std::string_view help) {
   return RegisterOrDie(prometheus::BuildHistogram().Help(std::string(help)), name, *registry_);
 }
 
@@ -144,16 +143,14 @@ class ProcessCollector final : public prometheus::Collectable {
                                  std::istream_iterator<std::string>());
       // f[0] is field 3 (state): utime=14, stime=15, starttime=22, vsize=23, rss=24.
       if (f.size() > 21) {
-        double cpu = (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) /
-                     ticks;
+        double cpu =
+            (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) / ticks;
         out.push_back(GaugeFamily("process_cpu_seconds_total",
                                   "Total user and system CPU time spent in seconds.", cpu,
                                   prometheus::MetricType::Counter));
-        out.push_back(GaugeFamily("process_virtual_memory_bytes",
-                                  "Virtual memory size in bytes.",
+        out.push_back(GaugeFamily("process_virtual_memory_bytes", "Virtual memory size in bytes.",
                                   std::strtod(f[20].c_str(), nullptr)));
-        out.push_back(GaugeFamily("process_resident_memory_bytes",
-                                  "Resident memory size in bytes.",
+        out.push_back(GaugeFamily("process_resident_memory_bytes", "Resident memory size in bytes.",
                                   std::strtod(f[21].c_str(), nullptr) * page));
         double boot = BootTime();
         if (boot > 0) {

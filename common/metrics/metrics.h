@@ -16,18 +16,18 @@
 // aborts with a message (names are constants in our code, never user input).
 #pragma once
 
-#include <memory>
-#include <mutex>
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace trainer::metrics {
 

@@ -76,10 +76,10 @@ bool InterpretSuffix(std::string_view s, int* base, int64_t* exponent, Quantity:
     std::string_view text;
     int base;
     int exponent;
-  } kTable[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},
-                {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
-                {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
-                {"Ei", 2, 60}};
+  } kTable[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3},
+                {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12},
+                {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+                {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60}};
   for (const auto& e : kTable) {
     if (s == e.text) {
       *base = e.base;
@@ -255,12 +255,15 @@ StatusOr<Quantity> Quantity::Parse(std::string_view str) {
 
 StatusOr<Quantity> Quantity::FromJson(const json::Value& v) {
   switch (v.type()) {
-    case json::Type::kString: return Parse(TrimSpace(v.AsString()));
-    case json::Type::kInt: return Parse(std::to_string(v.AsInt()));
+    case json::Type::kString:
+      return Parse(TrimSpace(v.AsString()));
+    case json::Type::kInt:
+      return Parse(std::to_string(v.AsInt()));
     case json::Type::kDouble:
       if (!std::isfinite(v.AsDouble())) return InvalidArgumentError(kErrFormatWrong);
       return Parse(GoJsonFloat(v.AsDouble()));
-    case json::Type::kNull: return Quantity();  // UnmarshalJSON("null") is zero
+    case json::Type::kNull:
+      return Quantity();  // UnmarshalJSON("null") is zero
     default:
       // Upstream hands the raw JSON ("true", "{...}") to ParseQuantity.
       return InvalidArgumentError(kErrFormatWrong);

@@ -110,20 +110,23 @@ class [[nodiscard]] StatusOr {
  public:
   StatusOr(const Status& status) : rep_(status) {  // NOLINT: implicit by design
     if (status.ok()) {
-      rep_ = Status(StatusCode::kInternal, "StatusOr constructed from an OK status without a value");
+      rep_ =
+          Status(StatusCode::kInternal, "StatusOr constructed from an OK status without a value");
     }
   }
   StatusOr(Status&& status) : rep_(std::move(status)) {  // NOLINT
     if (std::get<Status>(rep_).ok()) {
-      rep_ = Status(StatusCode::kInternal, "StatusOr constructed from an OK status without a value");
+      rep_ =
+          Status(StatusCode::kInternal, "StatusOr constructed from an OK status without a value");
     }
   }
-  StatusOr(const T& value) : rep_(value) {}  // NOLINT
+  StatusOr(const T& value) : rep_(value) {}        // NOLINT
   StatusOr(T&& value) : rep_(std::move(value)) {}  // NOLINT
   template <typename U>
-    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
-             !std::is_same_v<std::decay_t<U>, Status> && !std::is_same_v<std::decay_t<U>, StatusOr>)
-  StatusOr(U&& value) : rep_(T(std::forward<U>(value))) {}  // NOLINT
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
+           !std::is_same_v<std::decay_t<U>, Status> && !std::is_same_v<std::decay_t<U>, StatusOr>)
+      StatusOr(U&& value)
+      : rep_(T(std::forward<U>(value))) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(rep_); }
   Status status() const { return ok() ? Status() : std::get<Status>(rep_); }
@@ -176,10 +179,10 @@ Status AsStatus(const StatusOr<T>& s) {
 #define TRAINER_STATUS_CONCAT(a, b) TRAINER_STATUS_CONCAT_INNER(a, b)
 
 // RETURN_IF_ERROR(expr): returns the Status of `expr` (a Status or StatusOr) if it is not OK.
-#define RETURN_IF_ERROR(expr)                                                       \
-  do {                                                                              \
-    ::trainer::Status _trainer_status = ::trainer::internal::AsStatus((expr));      \
-    if (!_trainer_status.ok()) return _trainer_status;                              \
+#define RETURN_IF_ERROR(expr)                                                  \
+  do {                                                                         \
+    ::trainer::Status _trainer_status = ::trainer::internal::AsStatus((expr)); \
+    if (!_trainer_status.ok()) return _trainer_status;                         \
   } while (0)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates the StatusOr `expr`; on error returns its Status,

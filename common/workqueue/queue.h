@@ -38,8 +38,8 @@
 namespace trainer::workqueue {
 
 struct WorkqueueOptions {
-  std::string name;                           // metrics label
-  std::unique_ptr<RateLimiter> rate_limiter;  // null: DefaultControllerRateLimiter()
+  std::string name;                             // metrics label
+  std::unique_ptr<RateLimiter> rate_limiter;    // null: DefaultControllerRateLimiter()
   WorkqueueMetricsProvider* metrics = nullptr;  // optional; must outlive the queue
 };
 
@@ -88,7 +88,7 @@ class Workqueue {
   mutable std::mutex mu_;
   std::condition_variable cv_;          // Get waiters
   std::condition_variable drained_cv_;  // ShutDownWithDrain waiters
-  std::condition_variable timer_cv_;  // timer thread
+  std::condition_variable timer_cv_;    // timer thread
   std::deque<std::string> queue_;
   std::unordered_set<std::string> dirty_;
   std::unordered_map<std::string, Clock::time_point> processing_;  // key -> started

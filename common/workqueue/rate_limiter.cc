@@ -13,7 +13,8 @@ Clock::duration ItemExponentialFailureRateLimiter::When(const std::string& key) 
     exp = failures_[key]++;
   }
   // Compute in floating point so huge exponents saturate at max instead of overflowing.
-  const double delay = std::chrono::duration<double>(base_).count() * std::pow(2.0, std::min(exp, 1000));
+  const double delay =
+      std::chrono::duration<double>(base_).count() * std::pow(2.0, std::min(exp, 1000));
   const double max = std::chrono::duration<double>(max_).count();
   if (delay >= max) return max_;
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));

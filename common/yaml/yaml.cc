@@ -371,13 +371,19 @@ bool DecodeBase64(std::string_view in, std::string* out) {
 
 std::string_view ShortTagName(Kind k) {
   switch (k) {
-    case Kind::kNull: return "!!null";
-    case Kind::kBool: return "!!bool";
+    case Kind::kNull:
+      return "!!null";
+    case Kind::kBool:
+      return "!!bool";
     case Kind::kInt:
-    case Kind::kUint: return "!!int";
-    case Kind::kFloat: return "!!float";
-    case Kind::kMerge: return "!!merge";
-    case Kind::kString: break;
+    case Kind::kUint:
+      return "!!int";
+    case Kind::kFloat:
+      return "!!float";
+    case Kind::kMerge:
+      return "!!merge";
+    case Kind::kString:
+      break;
   }
   return "!!str";
 }
@@ -585,11 +591,16 @@ class Builder : public YAML::EventHandler {
 
   static std::string KeyText(const Value& v) {
     switch (v.type()) {
-      case json::Type::kString: return v.AsString();
-      case json::Type::kBool: return v.AsBool() ? "true" : "false";
-      case json::Type::kInt: return std::to_string(v.AsInt());
-      case json::Type::kDouble: return FormatGoFloat(v.AsDouble(), /*as_float32=*/true);
-      default: return "";
+      case json::Type::kString:
+        return v.AsString();
+      case json::Type::kBool:
+        return v.AsBool() ? "true" : "false";
+      case json::Type::kInt:
+        return std::to_string(v.AsInt());
+      case json::Type::kDouble:
+        return FormatGoFloat(v.AsDouble(), /*as_float32=*/true);
+      default:
+        return "";
     }
   }
 
@@ -599,9 +610,12 @@ class Builder : public YAML::EventHandler {
       case Kind::kNull:
         if (as_key) throw BuildError{mark, "unsupported map key: null"};
         return Value();
-      case Kind::kBool: return Value(s.b);
-      case Kind::kInt: return Value(s.i);
-      case Kind::kUint: return Value(static_cast<double>(s.u));
+      case Kind::kBool:
+        return Value(s.b);
+      case Kind::kInt:
+        return Value(s.i);
+      case Kind::kUint:
+        return Value(static_cast<double>(s.u));
       case Kind::kFloat:
         // sigs.k8s.io/yaml formats float keys as 32-bit floats ("1.5", "1e+06").
         if (as_key) return Value(FormatGoFloat(s.d, /*as_float32=*/true));
@@ -609,7 +623,8 @@ class Builder : public YAML::EventHandler {
       case Kind::kMerge:
         // "<<" outside a key: a string, as in go-yaml.
         return Value(text);
-      case Kind::kString: break;
+      case Kind::kString:
+        break;
     }
     if (tag == std::string(kLongTagPrefix) + "binary") {
       std::string decoded;
@@ -781,13 +796,26 @@ std::string DoubleQuoted(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\0': out += "\\0"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\0':
+        out += "\\0";
+        continue;
+      default:
+        break;
     }
     if (c < 0x20 || c == 0x7f) {
       out += "\\x";
@@ -870,14 +898,20 @@ void EmitLiteral(std::string_view s, int indent, std::string& out) {
 
 std::string ScalarText(const Value& v) {
   switch (v.type()) {
-    case json::Type::kNull: return "null";
-    case json::Type::kBool: return v.AsBool() ? "true" : "false";
-    case json::Type::kInt: return std::to_string(v.AsInt());
-    case json::Type::kDouble: return FormatGoFloat(v.AsDouble(), /*as_float32=*/false);
+    case json::Type::kNull:
+      return "null";
+    case json::Type::kBool:
+      return v.AsBool() ? "true" : "false";
+    case json::Type::kInt:
+      return std::to_string(v.AsInt());
+    case json::Type::kDouble:
+      return FormatGoFloat(v.AsDouble(), /*as_float32=*/false);
     case json::Type::kString:
       return CanBePlain(v.AsString()) ? v.AsString() : DoubleQuoted(v.AsString());
-    case json::Type::kArray: return "[]";
-    case json::Type::kObject: return "{}";
+    case json::Type::kArray:
+      return "[]";
+    case json::Type::kObject:
+      return "{}";
   }
   return "null";
 }

@@ -87,10 +87,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     ++events;
   };
-  informer::Informer inf(**client, {.gvr = kube::kConfigMaps,
-                                    .ns = ns,
-                                    .label_selector = flags.selector,
-                                    .name = "kube-watch"});
+  informer::Informer inf(
+      **client,
+      {.gvr = kube::kConfigMaps, .ns = ns, .label_selector = flags.selector, .name = "kube-watch"});
   inf.AddEventHandler({
       .on_add = [&](const json::Value& o) { print("ADDED", o); },
       .on_update = [&](const json::Value&, const json::Value& o) { print("MODIFIED", o); },
@@ -104,7 +103,8 @@ int main(int argc, char** argv) {
   std::printf("SYNCED %zu configmaps rv=%s\n", inf.store().size(),
               inf.LastSyncResourceVersion().c_str());
   std::fflush(stdout);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(flags.timeout_seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(flags.timeout_seconds);
   while (!g_interrupted) {
     if (flags.max_events > 0 && events.load() >= flags.max_events) return 0;
     if (flags.timeout_seconds > 0 && std::chrono::steady_clock::now() >= deadline) {

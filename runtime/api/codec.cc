@@ -62,13 +62,15 @@ Status DecodeObjectMeta(const json::Value& doc, ObjectMeta* out) {
   if (meta == nullptr) return OkStatus();
   const std::string path = "metadata";
   RETURN_IF_ERROR(decode_util::GetString(*meta, "name", Child(path, "name"), &out->name));
-  RETURN_IF_ERROR(decode_util::GetString(*meta, "namespace", Child(path, "namespace"), &out->namespace_));
+  RETURN_IF_ERROR(
+      decode_util::GetString(*meta, "namespace", Child(path, "namespace"), &out->namespace_));
   RETURN_IF_ERROR(decode_util::GetString(*meta, "uid", Child(path, "uid"), &out->uid));
   RETURN_IF_ERROR(decode_util::GetString(*meta, "resourceVersion", Child(path, "resourceVersion"),
-                                  &out->resource_version));
-  RETURN_IF_ERROR(decode_util::GetInt(*meta, "generation", Child(path, "generation"), &out->generation));
-  RETURN_IF_ERROR(decode_util::GetString(*meta, "creationTimestamp", Child(path, "creationTimestamp"),
-                                  &out->creation_timestamp));
+                                         &out->resource_version));
+  RETURN_IF_ERROR(
+      decode_util::GetInt(*meta, "generation", Child(path, "generation"), &out->generation));
+  RETURN_IF_ERROR(decode_util::GetString(
+      *meta, "creationTimestamp", Child(path, "creationTimestamp"), &out->creation_timestamp));
   RETURN_IF_ERROR(ReadString(*meta, "deletionTimestamp", path, &out->deletion_timestamp));
   RETURN_IF_ERROR(ReadStringMap(*meta, "labels", path, &out->labels));
   RETURN_IF_ERROR(ReadStringMap(*meta, "annotations", path, &out->annotations));
@@ -134,8 +136,8 @@ Status DecodeInitializerSource(const json::Value& obj, const std::string& path,
   RETURN_IF_ERROR(ReadObject(obj, "secretRef", path, &secret_ref));
   if (secret_ref != nullptr) {
     std::string name;
-    RETURN_IF_ERROR(
-        decode_util::GetString(*secret_ref, "name", Child(Child(path, "secretRef"), "name"), &name));
+    RETURN_IF_ERROR(decode_util::GetString(*secret_ref, "name",
+                                           Child(Child(path, "secretRef"), "name"), &name));
     out->secret_ref = std::move(name);
   }
   return OkStatus();
@@ -169,7 +171,8 @@ Status DecodeResources(const json::Value& v, const std::string& path, json::Valu
     if (!quantities->IsObject()) return WrongType(list_path, "object", *quantities);
     for (auto& [name, value] : quantities->members()) {
       StatusOr<quantity::Quantity> q = quantity::Quantity::FromJson(value);
-      if (!q.ok()) return InvalidArgumentError(Child(list_path, name) + ": " + q.status().message());
+      if (!q.ok())
+        return InvalidArgumentError(Child(list_path, name) + ": " + q.status().message());
       value = json::Value(q->ToString());
     }
   }
@@ -327,7 +330,8 @@ Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, Train
     RETURN_IF_ERROR(DecodeTrainer(*sub, Child(path, "trainer"), &*out->trainer));
   }
   const json::Value* patches = nullptr;
-  RETURN_IF_ERROR(decode_util::GetArray(obj, "runtimePatches", Child(path, "runtimePatches"), &patches));
+  RETURN_IF_ERROR(
+      decode_util::GetArray(obj, "runtimePatches", Child(path, "runtimePatches"), &patches));
   if (patches != nullptr) {
     for (size_t i = 0; i < patches->size(); ++i) {
       RuntimePatch patch;
@@ -429,7 +433,8 @@ json::Value EncodeTrainJobSpec(const TrainJobSpec& s, const json::Value* raw) {
   } else {
     json::Value list = json::Value::Array();
     for (const RuntimePatch& p : s.runtime_patches) {
-      list.PushBack(EncodeRuntimePatchOver(p, RawItem(raw, "runtimePatches", "manager", p.manager)));
+      list.PushBack(
+          EncodeRuntimePatchOver(p, RawItem(raw, "runtimePatches", "manager", p.manager)));
     }
     out.Set("runtimePatches", std::move(list));
   }
@@ -447,8 +452,8 @@ Status DecodeCondition(const json::Value& obj, const std::string& path, Conditio
   RETURN_IF_ERROR(decode_util::GetString(obj, "status", Child(path, "status"), &out->status));
   RETURN_IF_ERROR(decode_util::GetString(obj, "reason", Child(path, "reason"), &out->reason));
   RETURN_IF_ERROR(decode_util::GetString(obj, "message", Child(path, "message"), &out->message));
-  RETURN_IF_ERROR(decode_util::GetString(obj, "lastTransitionTime", Child(path, "lastTransitionTime"),
-                                  &out->last_transition_time));
+  RETURN_IF_ERROR(decode_util::GetString(
+      obj, "lastTransitionTime", Child(path, "lastTransitionTime"), &out->last_transition_time));
   RETURN_IF_ERROR(ReadInt64(obj, "observedGeneration", path, &out->observed_generation));
   return OkStatus();
 }
@@ -456,9 +461,10 @@ Status DecodeCondition(const json::Value& obj, const std::string& path, Conditio
 Status DecodeJobStatus(const json::Value& obj, const std::string& path, JobStatus* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
   RETURN_IF_ERROR(decode_util::GetString(obj, "name", Child(path, "name"), &out->name));
-  for (auto [key, field] : {std::pair{"ready", &out->ready}, std::pair{"succeeded", &out->succeeded},
-                            std::pair{"failed", &out->failed}, std::pair{"active", &out->active},
-                            std::pair{"suspended", &out->suspended}}) {
+  for (auto [key, field] :
+       {std::pair{"ready", &out->ready}, std::pair{"succeeded", &out->succeeded},
+        std::pair{"failed", &out->failed}, std::pair{"active", &out->active},
+        std::pair{"suspended", &out->suspended}}) {
     std::optional<int32_t> v;
     RETURN_IF_ERROR(ReadInt32(obj, key, path, &v));
     *field = v.value_or(0);
@@ -535,7 +541,8 @@ Status DecodeMLPolicy(const json::Value& obj, const std::string& path, MLPolicy*
       const json::Value& t = targets->at(i);
       if (!t.IsObject()) return WrongType(item_path, "object", t);
       EnvInjectionTarget target;
-      RETURN_IF_ERROR(decode_util::GetString(t, "jobName", Child(item_path, "jobName"), &target.job_name));
+      RETURN_IF_ERROR(
+          decode_util::GetString(t, "jobName", Child(item_path, "jobName"), &target.job_name));
       std::optional<std::vector<std::string>> names;
       RETURN_IF_ERROR(ReadStringList(t, "containerNames", item_path, &names));
       if (names) target.container_names = std::move(*names);
@@ -561,8 +568,8 @@ Status DecodeMLPolicy(const json::Value& obj, const std::string& path, MLPolicy*
   const json::Value* flux = nullptr;
   RETURN_IF_ERROR(ReadObject(obj, "flux", path, &flux));
   if (flux != nullptr) {
-    RETURN_IF_ERROR(
-        ReadInt32(*flux, "numProcPerNode", Child(path, "flux"), &out->flux.emplace().num_proc_per_node));
+    RETURN_IF_ERROR(ReadInt32(*flux, "numProcPerNode", Child(path, "flux"),
+                              &out->flux.emplace().num_proc_per_node));
   }
   return OkStatus();
 }
@@ -602,8 +609,8 @@ Status DecodeRuntimeSpec(const json::Value& obj, const std::string& path,
   sub = nullptr;
   RETURN_IF_ERROR(ReadObject(obj, "podGroupPolicy", path, &sub));
   if (sub != nullptr) {
-    RETURN_IF_ERROR(
-        DecodePodGroupPolicy(*sub, Child(path, "podGroupPolicy"), &out->pod_group_policy.emplace()));
+    RETURN_IF_ERROR(DecodePodGroupPolicy(*sub, Child(path, "podGroupPolicy"),
+                                         &out->pod_group_policy.emplace()));
   }
   RETURN_IF_ERROR(ReadJson(obj, "template", path, json::Type::kObject, &out->template_));
   if (!out->template_.IsNull()) {
@@ -620,7 +627,8 @@ Status DecodeRuntimeSpec(const json::Value& obj, const std::string& path,
         const json::Value& job = jobs->at(i);
         if (!job.IsObject()) return WrongType(Index(jobs_path, i), "object", job);
         std::string name;
-        RETURN_IF_ERROR(decode_util::GetString(job, "name", Child(Index(jobs_path, i), "name"), &name));
+        RETURN_IF_ERROR(
+            decode_util::GetString(job, "name", Child(Index(jobs_path, i), "name"), &name));
       }
     }
   }
@@ -708,7 +716,8 @@ json::Value EncodePodGroupPolicy(const PodGroupPolicy& p, const json::Value* raw
   return out;
 }
 
-StatusOr<TrainingRuntime> DecodeRuntimeDocument(const json::Value& doc, std::string_view kind_hint) {
+StatusOr<TrainingRuntime> DecodeRuntimeDocument(const json::Value& doc,
+                                                std::string_view kind_hint) {
   if (!doc.IsObject()) {
     return InvalidArgumentError("expected a TrainingRuntime object, got " +
                                 std::string(json::DescribeType(doc)));
@@ -718,9 +727,11 @@ StatusOr<TrainingRuntime> DecodeRuntimeDocument(const json::Value& doc, std::str
     const json::Value* kind = Field(doc, "kind", "");
     if (kind == nullptr) return InvalidArgumentError("kind: Required value");
     if (!kind->IsString()) return WrongType("kind", "string", *kind);
-    if (kind->AsString() != kTrainingRuntimeKind && kind->AsString() != kClusterTrainingRuntimeKind) {
-      return InvalidArgumentError("kind: expected \"TrainingRuntime\" or \"ClusterTrainingRuntime\", got \"" +
-                                  kind->AsString() + "\"");
+    if (kind->AsString() != kTrainingRuntimeKind &&
+        kind->AsString() != kClusterTrainingRuntimeKind) {
+      return InvalidArgumentError(
+          "kind: expected \"TrainingRuntime\" or \"ClusterTrainingRuntime\", got \"" +
+          kind->AsString() + "\"");
     }
     rt.kind = kind->AsString();
     RETURN_IF_ERROR(CheckTypeMeta(doc, rt.kind, /*required=*/true));
@@ -791,7 +802,8 @@ StatusOr<TrainJobStatus> DecodeTrainJobStatus(const json::Value& status) {
     RETURN_IF_ERROR(DecodeJobStatus(list->at(i), Index(Child(path, "jobsStatus"), i), &j));
     out.jobs_status.push_back(std::move(j));
   }
-  RETURN_IF_ERROR(ReadJson(status, "trainerStatus", path, json::Type::kObject, &out.trainer_status));
+  RETURN_IF_ERROR(
+      ReadJson(status, "trainerStatus", path, json::Type::kObject, &out.trainer_status));
   return out;
 }
 
@@ -826,7 +838,8 @@ json::Value EncodeTrainingRuntime(const TrainingRuntime& rt) {
   const json::Value* raw = rt.raw.IsObject() ? &rt.raw : nullptr;
   json::Value out = CopyObject(raw);
   out.Set("apiVersion", json::Value(kAPIVersion));
-  out.Set("kind", json::Value(rt.kind.empty() ? std::string(kClusterTrainingRuntimeKind) : rt.kind));
+  out.Set("kind",
+          json::Value(rt.kind.empty() ? std::string(kClusterTrainingRuntimeKind) : rt.kind));
   out.Set("metadata", EncodeObjectMeta(rt.metadata, SubObject(raw, "metadata")));
   const json::Value* raw_spec = SubObject(raw, "spec");
   json::Value spec = CopyObject(raw_spec);
@@ -836,8 +849,8 @@ json::Value EncodeTrainingRuntime(const TrainingRuntime& rt) {
     spec.Erase("mlPolicy");
   }
   if (rt.spec.pod_group_policy) {
-    spec.Set("podGroupPolicy",
-             EncodePodGroupPolicy(*rt.spec.pod_group_policy, SubObject(raw_spec, "podGroupPolicy")));
+    spec.Set("podGroupPolicy", EncodePodGroupPolicy(*rt.spec.pod_group_policy,
+                                                    SubObject(raw_spec, "podGroupPolicy")));
   } else {
     spec.Erase("podGroupPolicy");
   }

@@ -79,7 +79,8 @@ void DefaultJobSetSpec(json::Value& spec) {
   if (json::Value* policy = spec.Find("failurePolicy"); policy != nullptr && policy->IsObject()) {
     Default(*policy, "restartStrategy", json::Value("Recreate"));
   }
-  if (json::Value* claims = spec.Find("volumeClaimPolicies"); claims != nullptr && claims->IsArray()) {
+  if (json::Value* claims = spec.Find("volumeClaimPolicies");
+      claims != nullptr && claims->IsArray()) {
     for (json::Value& claim : claims->elements()) {
       json::Value* retention = claim.IsObject() ? claim.Find("retentionPolicy") : nullptr;
       if (retention != nullptr && retention->IsObject()) {
@@ -104,8 +105,8 @@ void DefaultRuntimePatchTimes(TrainJob& job, const TrainJob* old, std::string_vi
   for (RuntimePatch& patch : job.spec.runtime_patches) {
     auto it = old_by_manager.find(patch.manager);
     if (it != old_by_manager.end()) {
-      patch.time = SemanticallyEqualIgnoringTime(*it->second, patch) ? it->second->time
-                                                                      : std::optional(now);
+      patch.time =
+          SemanticallyEqualIgnoringTime(*it->second, patch) ? it->second->time : std::optional(now);
     } else if (!patch.time) {
       patch.time = now;
     }

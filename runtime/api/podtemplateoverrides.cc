@@ -115,9 +115,9 @@ StatusOr<json::Value> TranslatePodSpec(const json::Value& spec, const std::strin
   RETURN_IF_ERROR(ReadObject(spec, "affinity", path, &affinity));
   if (affinity != nullptr) out.Set("affinity", CleanCopy(*affinity));
   // Plain lists of objects, and the list-maps keyed by name, copied as they are.
-  for (auto [key, key_field] : {std::pair{"tolerations", ""}, std::pair{"volumes", "name"},
-                                std::pair{"schedulingGates", "name"},
-                                std::pair{"imagePullSecrets", ""}}) {
+  for (auto [key, key_field] :
+       {std::pair{"tolerations", ""}, std::pair{"volumes", "name"},
+        std::pair{"schedulingGates", "name"}, std::pair{"imagePullSecrets", ""}}) {
     const json::Value* list = nullptr;
     RETURN_IF_ERROR(ReadObjectList(spec, key, path, key_field, &list));
     if (list != nullptr && !list->empty()) out.Set(key, CleanCopy(*list));
@@ -135,10 +135,11 @@ StatusOr<json::Value> TranslatePodSpec(const json::Value& spec, const std::strin
     out.Set(key, std::move(containers));
   }
   static const std::set<std::string, std::less<>> kKnown = {
-      "serviceAccountName", "nodeSelector",    "affinity",         "tolerations", "volumes",
-      "initContainers",     "containers",      "schedulingGates",  "imagePullSecrets"};
+      "serviceAccountName", "nodeSelector", "affinity",        "tolerations",     "volumes",
+      "initContainers",     "containers",   "schedulingGates", "imagePullSecrets"};
   for (const auto& [key, member] : spec.members()) {
-    if (!kKnown.contains(key) && !member.IsNull()) warnings->push_back(UnknownField(Child(path, key)));
+    if (!kKnown.contains(key) && !member.IsNull())
+      warnings->push_back(UnknownField(Child(path, key)));
   }
   return out;
 }
@@ -192,7 +193,8 @@ StatusOr<std::vector<std::string>> ReadTargetJobs(const json::Value& override_ob
     RETURN_IF_ERROR(ReadString(t, "name", item_path, &name));
     if (!name || name->empty()) return Required(Child(item_path, "name"));
     for (const auto& [key, member] : t.members()) {
-      if (key != "name" && !member.IsNull()) warnings->push_back(UnknownField(Child(item_path, key)));
+      if (key != "name" && !member.IsNull())
+        warnings->push_back(UnknownField(Child(item_path, key)));
     }
     names.push_back(std::move(*name));
   }
@@ -271,9 +273,10 @@ StatusOr<TranslationResult> TranslatePodTemplateOverrides(const json::Value& tra
   result.runtime_patches.PushBack(std::move(patch));
 
   result.index = PatchIndex(trainjob_spec);
-  result.warnings.push_back("spec.podTemplateOverrides is deprecated; it was translated into "
-                            "spec.runtimePatches[" + std::to_string(result.index) +
-                            "] (manager \"" + kPodTemplateOverridesManager + "\")");
+  result.warnings.push_back(
+      "spec.podTemplateOverrides is deprecated; it was translated into "
+      "spec.runtimePatches[" +
+      std::to_string(result.index) + "] (manager \"" + kPodTemplateOverridesManager + "\")");
   for (std::string& w : dropped) result.warnings.push_back(std::move(w));
   return result;
 }
@@ -295,7 +298,8 @@ std::vector<std::string> ValidatePodTemplateOverrides(const json::Value& trainjo
       if (pod_spec == nullptr) break;
     }
     for (std::string_view list : {"initContainers", "containers"}) {
-      const json::Value* cs = pod_spec != nullptr && pod_spec->IsObject() ? pod_spec->Find(list) : nullptr;
+      const json::Value* cs =
+          pod_spec != nullptr && pod_spec->IsObject() ? pod_spec->Find(list) : nullptr;
       for (size_t c = 0; cs != nullptr && cs->IsArray() && c < cs->size(); ++c) {
         const json::Value* cname = cs->at(c).Find("name");
         if (cname != nullptr && cname->IsString()) names.insert(cname->AsString());
@@ -319,8 +323,8 @@ std::vector<std::string> ValidatePodTemplateOverrides(const json::Value& trainjo
       if (it == containers_by_job.end()) {
         details.push_back("must not have targetJob that doesn't exist in the runtime job template");
       }
-      const std::set<std::string>& containers = it == containers_by_job.end() ? no_containers
-                                                                               : it->second;
+      const std::set<std::string>& containers =
+          it == containers_by_job.end() ? no_containers : it->second;
       if (spec == nullptr || !spec->IsObject()) continue;
       for (std::string_view list : {"initContainers", "containers"}) {
         const json::Value* cs = spec->Find(list);
@@ -338,7 +342,8 @@ std::vector<std::string> ValidatePodTemplateOverrides(const json::Value& trainjo
           if (list == "containers" && env != nullptr && env->IsArray() && !env->empty() &&
               (name == "dataset-initializer" || name == "model-initializer" || name == "node")) {
             details.push_back(
-                "must not have envs for the dataset-initializer, model-initializer, node containers");
+                "must not have envs for the dataset-initializer, model-initializer, node "
+                "containers");
           }
         }
       }
@@ -361,8 +366,7 @@ Status ApplyPodTemplateOverrides(TrainJob& job, std::vector<std::string>* warnin
   if (!result.runtime_patches.empty()) {
     RuntimePatch patch;
     patch.manager = kPodTemplateOverridesManager;
-    patch.training_runtime_spec =
-        result.runtime_patches.at(0).Find("trainingRuntimeSpec")->Clone();
+    patch.training_runtime_spec = result.runtime_patches.at(0).Find("trainingRuntimeSpec")->Clone();
     if (result.index < job.spec.runtime_patches.size()) {
       job.spec.runtime_patches[result.index] = std::move(patch);
     } else {

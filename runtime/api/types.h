@@ -1,5 +1,6 @@
 // Typed API of trainer.kubeflow.org/v1alpha1 (TrainJob, TrainingRuntime, ClusterTrainingRuntime),
-// as in upstream Kubeflow Trainer v2.3.0 (pkg/apis/trainer/v1alpha1/{trainjob,trainingruntime}_types.go).
+// as in upstream Kubeflow Trainer v2.3.0
+// (pkg/apis/trainer/v1alpha1/{trainjob,trainingruntime}_types.go).
 //
 // Control fields are typed, with std::optional where Go has a pointer (unset != zero, which
 // matters for defaulting and server-side apply). Embedded Kubernetes types (EnvVar, resources,
@@ -38,7 +39,7 @@ struct ObjectMeta {
   std::string uid;
   std::string resource_version;
   int64_t generation = 0;
-  std::string creation_timestamp;               // RFC 3339, "" when unset
+  std::string creation_timestamp;  // RFC 3339, "" when unset
   std::optional<std::string> deletion_timestamp;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
@@ -55,8 +56,8 @@ struct RuntimeRef {
 
 struct DatasetOrModelInitializer {
   std::optional<std::string> storage_uri;
-  json::Value env;                         // []corev1.EnvVar, null when unset
-  std::optional<std::string> secret_ref;   // LocalObjectReference.name
+  json::Value env;                        // []corev1.EnvVar, null when unset
+  std::optional<std::string> secret_ref;  // LocalObjectReference.name
 };
 
 struct Initializer {
@@ -68,9 +69,9 @@ struct Trainer {
   std::optional<std::string> image;
   std::optional<std::vector<std::string>> command;
   std::optional<std::vector<std::string>> args;
-  json::Value env;                  // []corev1.EnvVar, null when unset
+  json::Value env;  // []corev1.EnvVar, null when unset
   std::optional<int32_t> num_nodes;
-  json::Value resources_per_node;   // corev1.ResourceRequirements, null when unset
+  json::Value resources_per_node;  // corev1.ResourceRequirements, null when unset
   std::optional<int32_t> num_proc_per_node;
 };
 
@@ -149,7 +150,7 @@ struct MLPolicy {
   std::optional<int32_t> num_nodes;
   std::optional<TorchMLPolicySource> torch;
   std::optional<MPIMLPolicySource> mpi;
-  bool jax = false;      // present (an empty object) or not
+  bool jax = false;  // present (an empty object) or not
   bool xgboost = false;
   std::optional<FluxMLPolicySource> flux;
 };
@@ -159,7 +160,7 @@ struct CoschedulingPodGroupPolicySource {
 };
 
 struct VolcanoNetworkTopology {
-  std::optional<std::string> mode;                 // hard | soft
+  std::optional<std::string> mode;  // hard | soft
   std::optional<int64_t> highest_tier_allowed;
 };
 

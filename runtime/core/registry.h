@@ -4,7 +4,8 @@
 //
 //   ASSIGN_OR_RETURN(auto runtimes, core::Runtimes::New(reader, clock));
 //   core::Runtime* rt = runtimes->ForTrainJob(job);
-//   if (rt == nullptr) deny("unsupported runtime: " + api::RuntimeRegistryKey(job.spec.runtime_ref));
+//   if (rt == nullptr) deny("unsupported runtime: " +
+//   api::RuntimeRegistryKey(job.spec.runtime_ref));
 #pragma once
 
 #include <functional>

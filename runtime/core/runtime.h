@@ -36,8 +36,7 @@ class Runtime {
                                                 const api::TrainingRuntimeSpec& spec) = 0;
 
   // The status the TrainJob should have now, or nullopt to keep the current one.
-  virtual StatusOr<std::optional<api::TrainJobStatus>> TrainJobStatus(
-      const api::TrainJob& job) = 0;
+  virtual StatusOr<std::optional<api::TrainJobStatus>> TrainJobStatus(const api::TrainJob& job) = 0;
 
   // Kinds the controller must watch for this runtime (upstream EventHandlerRegistrars; the
   // ClusterTrainingRuntime returns none because TrainingRuntime already covers them).

@@ -61,7 +61,8 @@ json::Value WithoutNulls(const json::Value& v) {
 // (names the template lacks sort as position 0, as Go's map lookup default does).
 Status MergeRuntimePatches(const api::TrainJob& job, json::Value& spec) {
   std::map<std::string, size_t> order;
-  if (const json::Value* rjobs = spec.Find("replicatedJobs"); rjobs != nullptr && rjobs->IsArray()) {
+  if (const json::Value* rjobs = spec.Find("replicatedJobs");
+      rjobs != nullptr && rjobs->IsArray()) {
     for (size_t i = 0; i < rjobs->size(); ++i) {
       order.emplace(framework::StringField(rjobs->at(i), "name"), i);
     }
@@ -83,8 +84,9 @@ Status MergeRuntimePatches(const api::TrainJob& job, json::Value& spec) {
       auto it = order.find(framework::StringField(r, "name"));
       return it == order.end() ? 0 : it->second;
     };
-    std::stable_sort(rjobs->elements().begin(), rjobs->elements().end(),
-                     [&key](const json::Value& a, const json::Value& b) { return key(a) < key(b); });
+    std::stable_sort(
+        rjobs->elements().begin(), rjobs->elements().end(),
+        [&key](const json::Value& a, const json::Value& b) { return key(a) < key(b); });
   }
   return OkStatus();
 }
@@ -104,8 +106,8 @@ void MergeTrainerResources(json::Value& pod_spec, const json::Value& resources_p
     }
     static const json::Value kNone{};  // braces: clang rejects a const default-initialized Value
     const json::Value* base = c.Find("resources");
-    json::Value merged = MergeResourceRequirements(base != nullptr ? *base : kNone,
-                                                   resources_per_node);
+    json::Value merged =
+        MergeResourceRequirements(base != nullptr ? *base : kNone, resources_per_node);
     c.Set("resources", std::move(merged));
     return;
   }
@@ -235,10 +237,10 @@ StatusOr<json::Value> PodRequests(const json::Value& pod_spec) {
   return out;
 }
 
-StatusOr<framework::Info> NewRuntimeInfo(const api::TrainJob& job,
-                                         const json::Value& jobset_template,
-                                         const std::optional<api::MLPolicy>& ml_policy,
-                                         const std::optional<api::PodGroupPolicy>& pod_group_policy) {
+StatusOr<framework::Info> NewRuntimeInfo(
+    const api::TrainJob& job, const json::Value& jobset_template,
+    const std::optional<api::MLPolicy>& ml_policy,
+    const std::optional<api::PodGroupPolicy>& pod_group_policy) {
   framework::Info info;
   OverlayStrings(Path(jobset_template, {"metadata", "labels"}), info.labels);
   OverlayStrings(Path(jobset_template, {"metadata", "annotations"}), info.annotations);
@@ -278,7 +280,8 @@ StatusOr<framework::Info> NewRuntimeInfo(const api::TrainJob& job,
       ps.ancestor = ancestor;
       ps.count = static_cast<int32_t>(std::max<int64_t>(count, 1));
       if (pod_spec != nullptr) {
-        if (const json::Value* vols = pod_spec->Find("volumes"); vols != nullptr && vols->IsArray()) {
+        if (const json::Value* vols = pod_spec->Find("volumes");
+            vols != nullptr && vols->IsArray()) {
           ps.volumes = vols->Clone();
         }
         ps.init_containers = Containers(*pod_spec, "initContainers");

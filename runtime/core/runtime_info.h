@@ -20,10 +20,10 @@
 namespace trainer::core {
 
 // `jobset_template` is the runtime's spec.template ({metadata, spec}).
-StatusOr<framework::Info> NewRuntimeInfo(const api::TrainJob& job,
-                                         const json::Value& jobset_template,
-                                         const std::optional<api::MLPolicy>& ml_policy,
-                                         const std::optional<api::PodGroupPolicy>& pod_group_policy);
+StatusOr<framework::Info> NewRuntimeInfo(
+    const api::TrainJob& job, const json::Value& jobset_template,
+    const std::optional<api::MLPolicy>& ml_policy,
+    const std::optional<api::PodGroupPolicy>& pod_group_policy);
 
 // Overlays a TrainJob's resourcesPerNode on a container's resources: limits and requests merge
 // per key (the TrainJob wins, a null deletes); the result holds only limits and requests.

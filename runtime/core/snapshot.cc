@@ -33,7 +33,9 @@ std::optional<std::string> ControllerUID(const json::Value& obj) {
   return std::nullopt;
 }
 
-Status Invalid(std::string msg) { return FailedPreconditionError("invalid runtime snapshot: " + msg); }
+Status Invalid(std::string msg) {
+  return FailedPreconditionError("invalid runtime snapshot: " + msg);
+}
 
 std::string GroupOf(const std::string& api_version) {
   size_t slash = api_version.find('/');

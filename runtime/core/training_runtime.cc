@@ -20,8 +20,8 @@ framework::GroupVersionKind ClusterTrainingRuntime::Kind() const {
 
 StatusOr<api::TrainingRuntime> TrainingRuntime::GetLive(const api::TrainJob& job,
                                                         json::Value* raw) const {
-  ASSIGN_OR_RETURN(json::Value doc, pipeline_->reader->Get(Kind(), Namespace(job),
-                                                           job.spec.runtime_ref.name));
+  ASSIGN_OR_RETURN(json::Value doc,
+                   pipeline_->reader->Get(Kind(), Namespace(job), job.spec.runtime_ref.name));
   ASSIGN_OR_RETURN(api::TrainingRuntime runtime, api::DecodeTrainingRuntime(doc));
   if (raw != nullptr) {
     *raw = std::move(doc);
@@ -104,9 +104,8 @@ field::ValidationResult TrainingRuntime::RunValidation(const api::TrainJob* old_
                                                        const api::TrainingRuntime& runtime) {
   // Admission builds Info without running any phase, and ignores a failure to build it
   // (upstream: "the runtime configured should be valid").
-  StatusOr<framework::Info> info = NewRuntimeInfo(new_job, runtime.spec.template_,
-                                                  runtime.spec.ml_policy,
-                                                  runtime.spec.pod_group_policy);
+  StatusOr<framework::Info> info = NewRuntimeInfo(
+      new_job, runtime.spec.template_, runtime.spec.ml_policy, runtime.spec.pod_group_policy);
   return pipeline_->framework->RunCustomValidationPlugins(info.ok() ? &*info : nullptr, old_job,
                                                           new_job);
 }

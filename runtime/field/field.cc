@@ -296,8 +296,8 @@ ErrorList IsDomainPrefixedPath(const Path& path, std::string_view dp_path) {
   }
   size_t slash = dp_path.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == dp_path.size()) {
-    errs.push_back(Invalid(path, String(dp_path),
-                           "must be a domain-prefixed path (such as \"acme.io/foo\")"));
+    errs.push_back(
+        Invalid(path, String(dp_path), "must be a domain-prefixed path (such as \"acme.io/foo\")"));
     return errs;
   }
   std::string_view host = dp_path.substr(0, slash);
@@ -306,9 +306,9 @@ ErrorList IsDomainPrefixedPath(const Path& path, std::string_view dp_path) {
   }
   std::string_view rest = dp_path.substr(slash + 1);
   if (!std::regex_match(std::string(rest), path_re)) {
-    errs.push_back(Invalid(path, String(rest),
-                           std::string("Invalid path (regex used for validation is '") +
-                               kHTTPPathFmt + "')"));
+    errs.push_back(
+        Invalid(path, String(rest),
+                std::string("Invalid path (regex used for validation is '") + kHTTPPathFmt + "')"));
   }
   return errs;
 }

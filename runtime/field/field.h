@@ -2,8 +2,8 @@
 // (k8s.io/apimachinery/pkg/util/validation/field: Path, Error, ErrorList, and
 // utilerrors.NewAggregate), so users of trainer-cpp read the same text as upstream users.
 //
-//   field::Path p = field::NewPath("spec").Child("runtimePatches").Index(0);  // spec.runtimePatches[0]
-//   field::Error e = field::Forbidden(p, "RuntimePatches can only be ...");
+//   field::Path p = field::NewPath("spec").Child("runtimePatches").Index(0);  //
+//   spec.runtimePatches[0] field::Error e = field::Forbidden(p, "RuntimePatches can only be ...");
 //   e.ToString();  // "spec.runtimePatches[0]: Forbidden: RuntimePatches can only be ..."
 //
 // Bad values are JSON. Scalars render like Go (%q strings, %v numbers and bools); Go structs
@@ -51,8 +51,18 @@ Path NewPath(std::string_view root, More... more) {
   }
 }
 
-enum class ErrorType { kNotFound, kRequired, kDuplicate, kInvalid, kNotSupported, kForbidden,
-                       kTooLong, kTooMany, kInternal, kTypeInvalid };
+enum class ErrorType {
+  kNotFound,
+  kRequired,
+  kDuplicate,
+  kInvalid,
+  kNotSupported,
+  kForbidden,
+  kTooLong,
+  kTooMany,
+  kInternal,
+  kTypeInvalid
+};
 
 // "Invalid value", "Required value", "Forbidden", "Internal error" ...
 std::string_view ErrorTypeString(ErrorType t);

@@ -120,7 +120,8 @@ json::Value NormalizeEnvVar(const json::Value& env) {
     r.Set("containerName", json::Value(Str(*ref, "containerName")));
     r.Set("resource", json::Value(Str(*ref, "resource")));
     const json::Value* divisor = ref->Find("divisor");
-    r.Set("divisor", divisor != nullptr && !divisor->IsNull() ? divisor->Clone() : json::Value("0"));
+    r.Set("divisor",
+          divisor != nullptr && !divisor->IsNull() ? divisor->Clone() : json::Value("0"));
   }
   if (const json::Value* ref = from->Find("configMapKeyRef"); ref != nullptr && ref->IsObject()) {
     source.Set("configMapKeyRef", KeySelector(*ref));

@@ -10,7 +10,8 @@ inline constexpr char kLabelTrainJobAncestor[] = "trainer.kubeflow.org/trainjob-
 inline constexpr char kLabelSupport[] = "trainer.kubeflow.org/support";
 inline constexpr char kSupportDeprecated[] = "deprecated";
 inline constexpr char kRuntimeDeprecationPolicyURL[] =
-    "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy";
+    "https://trainer.kubeflow.org/en/latest/operator-guides/"
+    "runtime.html#runtime-deprecation-policy";
 
 inline constexpr char kAncestorTrainer[] = "trainer";
 inline constexpr char kDatasetInitializer[] = "dataset-initializer";

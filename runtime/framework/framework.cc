@@ -57,8 +57,8 @@ Status Framework::RunPodNetworkPlugins(Info* info, const api::TrainJob& job) {
   return OkStatus();
 }
 
-StatusOr<std::vector<json::Value>> Framework::RunComponentBuilderPlugins(
-    Info* info, const api::TrainJob& job) {
+StatusOr<std::vector<json::Value>> Framework::RunComponentBuilderPlugins(Info* info,
+                                                                         const api::TrainJob& job) {
   for (ComponentBuilderPlugin* p : component_builder_) {
     RETURN_IF_ERROR(p->SyncParallelCount(info));
   }

@@ -28,8 +28,7 @@ class Framework {
   StatusOr<std::vector<json::Value>> RunComponentBuilderPlugins(Info* info,
                                                                 const api::TrainJob& job);
   // Warnings and errors of every validator, aggregated in plugin order.
-  field::ValidationResult RunCustomValidationPlugins(const Info* info,
-                                                     const api::TrainJob* old_job,
+  field::ValidationResult RunCustomValidationPlugins(const Info* info, const api::TrainJob* old_job,
                                                      const api::TrainJob& new_job);
   // nullopt when no plugin reports status or the plugin keeps the current status.
   StatusOr<std::optional<api::TrainJobStatus>> RunTrainJobStatusPlugin(const api::TrainJob& job);

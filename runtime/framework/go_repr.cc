@@ -59,18 +59,17 @@ field::BadValue GoEnvInjectionTarget(const api::EnvInjectionTarget& target) {
   json::Value v = json::Value::Object();
   v.Set("jobName", json::Value(target.job_name));
   v.Set("containerNames", json::Value::StringArray(target.container_names));
-  return field::BadValue::GoRepr("v1alpha1.EnvInjectionTarget{JobName:" +
-                                     field::GoQuote(target.job_name) +
-                                     ", ContainerNames:" + StringSlice(target.container_names) + "}",
-                                 std::move(v));
+  return field::BadValue::GoRepr(
+      "v1alpha1.EnvInjectionTarget{JobName:" + field::GoQuote(target.job_name) +
+          ", ContainerNames:" + StringSlice(target.container_names) + "}",
+      std::move(v));
 }
 
 field::BadValue GoIntOrString(bool is_int, int64_t int_value, const std::string& str) {
-  return field::BadValue::GoRepr(
-      "intstr.IntOrString{Type:" + std::string(is_int ? "0" : "1") +
-          ", IntVal:" + std::to_string(is_int ? int_value : 0) +
-          ", StrVal:" + field::GoQuote(is_int ? "" : str) + "}",
-      is_int ? json::Value(int_value) : json::Value(str));
+  return field::BadValue::GoRepr("intstr.IntOrString{Type:" + std::string(is_int ? "0" : "1") +
+                                     ", IntVal:" + std::to_string(is_int ? int_value : 0) +
+                                     ", StrVal:" + field::GoQuote(is_int ? "" : str) + "}",
+                                 is_int ? json::Value(int_value) : json::Value(str));
 }
 
 }  // namespace trainer::framework

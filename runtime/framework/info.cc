@@ -203,10 +203,10 @@ json::Value ExtractResourcePerNodeFromRuntime(const Info& info) {
       json::Value out = json::Value::Object();
       const json::Value* limits = res->Find("limits");
       const json::Value* requests = res->Find("requests");
-      out.Set("limits", limits != nullptr && limits->IsObject() ? limits->Clone()
-                                                               : json::Value::Object());
+      out.Set("limits",
+              limits != nullptr && limits->IsObject() ? limits->Clone() : json::Value::Object());
       out.Set("requests", requests != nullptr && requests->IsObject() ? requests->Clone()
-                                                                     : json::Value::Object());
+                                                                      : json::Value::Object());
       return out;
     }
   }

@@ -88,7 +88,7 @@ struct TemplateSpec {
 };
 
 struct Info {
-  std::map<std::string, std::string> labels;       // for the JobSet metadata
+  std::map<std::string, std::string> labels;  // for the JobSet metadata
   std::map<std::string, std::string> annotations;
   RuntimePolicy runtime_policy;
   Scheduler scheduler;

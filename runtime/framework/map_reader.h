@@ -25,7 +25,8 @@ class MapReader final : public Reader {
                             std::string_view name) const override;
 
  private:
-  using Key = std::tuple<std::string, std::string, std::string, std::string>;  // apiVersion, kind, ns, name
+  using Key =
+      std::tuple<std::string, std::string, std::string, std::string>;  // apiVersion, kind, ns, name
   std::map<Key, json::Value> objects_;
   std::map<Key, Status> errors_;
 };

@@ -1,10 +1,11 @@
 // GVK constants and the in-memory Reader.
+#include "runtime/framework/reader.h"
+
 #include <cctype>
 
 #include "runtime/api/codec.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/map_reader.h"
-#include "runtime/framework/reader.h"
 
 namespace trainer::framework {
 

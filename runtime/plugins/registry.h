@@ -17,8 +17,7 @@ namespace trainer::plugins {
 
 struct PluginFactory {
   std::string_view name;
-  std::function<StatusOr<std::unique_ptr<framework::Plugin>>(const framework::PluginContext&)>
-      make;
+  std::function<StatusOr<std::unique_ptr<framework::Plugin>>(const framework::PluginContext&)> make;
 };
 
 // The registry, in phase order (see registry.cc for why this order).

@@ -45,7 +45,8 @@ struct Server {
   std::unique_ptr<webhook::AdmissionMux> mux;
 
   Server() {
-    std::string path = std::string(TRAINER_SOURCE_DIR) + "/tests/unit/webhook/testdata/runtimes.yaml";
+    std::string path =
+        std::string(TRAINER_SOURCE_DIR) + "/tests/unit/webhook/testdata/runtimes.yaml";
     StatusOr<api::Manifests> m = api::DecodeManifests(ReadFile(path));
     FUZZ_CHECK(m.ok(), "decoding " + path + ": " + m.status().ToString());
     std::vector<json::Value> objects;
@@ -60,9 +61,9 @@ struct Server {
     FUZZ_CHECK(rts.ok(), rts.status().ToString());
     runtimes = std::move(rts).value();
     mux = std::make_unique<webhook::AdmissionMux>(nullptr);
-    webhook::RegisterWebhooks(*mux, {.runtimes = runtimes.get(),
-                                     .reader = reader.get(),
-                                     .now = [] { return std::string(kNow); }});
+    webhook::RegisterWebhooks(*mux, {.runtimes = runtimes.get(), .reader = reader.get(), .now = [] {
+                                       return std::string(kNow);
+                                     }});
   }
 };
 
@@ -108,9 +109,9 @@ void CheckReply(std::string_view path, const StatusOr<json::Value>& body,
   const json::Value* code = status != nullptr ? status->Find("code") : nullptr;
   FUZZ_CHECK(code != nullptr && code->IsInt(), where + ": no status.code: " + reply.body);
   if (reply.status == 200) {
-    FUZZ_CHECK(uid->AsString() == RequestUid(body),
-               where + ": uid not echoed: got \"" + uid->AsString() + "\" want \"" +
-                   RequestUid(body) + "\"");
+    FUZZ_CHECK(uid->AsString() == RequestUid(body), where + ": uid not echoed: got \"" +
+                                                        uid->AsString() + "\" want \"" +
+                                                        RequestUid(body) + "\"");
   }
   const json::Value* patch = resp->Find("patch");
   if (patch == nullptr) {

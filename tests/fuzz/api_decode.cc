@@ -30,8 +30,8 @@ void CheckStable(const char* what, const json::Value& doc, Decode decode, Encode
                               second.status().ToString() + "\n  " + json::Write(encoded));
   json::Value again = encode(*second);
   FUZZ_CHECK(again == encoded, std::string(what) + ": decode -> encode is not stable:\n  first:  " +
-                                   json::WriteCanonical(encoded) + "\n  second: " +
-                                   json::WriteCanonical(again));
+                                   json::WriteCanonical(encoded) +
+                                   "\n  second: " + json::WriteCanonical(again));
 }
 
 void CheckDocument(const json::Value& doc) {
@@ -41,8 +41,8 @@ void CheckDocument(const json::Value& doc) {
   // Decoding from a moved document (the webhook's path) gives the same TrainJob.
   StatusOr<api::TrainJob> copied = api::DecodeTrainJob(doc);
   StatusOr<api::TrainJob> moved = api::DecodeTrainJob(doc.Clone());
-  FUZZ_CHECK(copied.ok() == moved.ok(), "TrainJob: decoding a moved document: " +
-                                            moved.status().ToString());
+  FUZZ_CHECK(copied.ok() == moved.ok(),
+             "TrainJob: decoding a moved document: " + moved.status().ToString());
   if (copied.ok()) {
     FUZZ_CHECK(api::EncodeTrainJob(*copied) == api::EncodeTrainJob(*moved),
                "TrainJob: a moved document decodes differently");

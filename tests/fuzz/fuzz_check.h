@@ -3,7 +3,8 @@
 // crash: a failed FUZZ_CHECK prints what broke and aborts, which libFuzzer reports as a crash
 // (and saves the input) and the replay test (replay_main.cc) reports as a failed test.
 //
-//   FUZZ_CHECK(again.ok(), "re-decoding the encoded TrainJob failed: " + again.status().ToString());
+//   FUZZ_CHECK(again.ok(), "re-decoding the encoded TrainJob failed: " +
+//   again.status().ToString());
 #pragma once
 
 #include <cstdio>
@@ -12,7 +13,8 @@
 
 namespace trainer::fuzz {
 
-[[noreturn]] inline void Fail(const char* file, int line, const char* cond, const std::string& msg) {
+[[noreturn]] inline void Fail(const char* file, int line, const char* cond,
+                              const std::string& msg) {
   std::fprintf(stderr, "%s:%d: property violated: %s\n  %s\n", file, line, cond, msg.c_str());
   std::abort();
 }

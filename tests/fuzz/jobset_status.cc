@@ -40,7 +40,8 @@ bool HasTrueCondition(const json::Value& status, std::string_view type) {
   return false;
 }
 
-bool HasCondition(const api::TrainJobStatus& status, std::string_view type, std::string_view value) {
+bool HasCondition(const api::TrainJobStatus& status, std::string_view type,
+                  std::string_view value) {
   for (const api::Condition& c : status.conditions) {
     if (c.type == type && c.status == value) {
       return true;

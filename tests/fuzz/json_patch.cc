@@ -1,6 +1,7 @@
 // Fuzz target: JSON Patch, merge patch and strategic merge (common/json/patch.h). The input is a
 // JSON array [a, b, ...]; a and b are used as documents and b also as a patch. Properties:
-//   - a patch applied to its source gives its target: ApplyJsonPatch(a, CreateJsonPatch(a, b)) == b,
+//   - a patch applied to its source gives its target: ApplyJsonPatch(a, CreateJsonPatch(a, b)) ==
+//   b,
 //     and CreateJsonPatch(a, a) is [];
 //   - ApplyJsonPatch is atomic: when it fails, the document is unchanged;
 //   - RFC 7386 merge patch is idempotent: merging b twice equals merging it once;
@@ -20,8 +21,8 @@ namespace {
 
 // The directives StrategicMerge interprets (other "$" keys are plain fields to it, as upstream).
 bool IsDirective(std::string_view key) {
-  return key == "$patch" || key == "$retainKeys" ||
-         key.starts_with("$deleteFromPrimitiveList/") || key.starts_with("$setElementOrder/");
+  return key == "$patch" || key == "$retainKeys" || key.starts_with("$deleteFromPrimitiveList/") ||
+         key.starts_with("$setElementOrder/");
 }
 
 bool HasDirective(const json::Value& v) {
@@ -70,8 +71,8 @@ void CheckMergePatch(const json::Value& a, const json::Value& b) {
   }
   json::Value twice = once.Clone();
   Status s = json::MergePatch(twice, b);
-  FUZZ_CHECK(s.ok() && twice == once, "merge patch is not idempotent: " + json::Write(once) +
-                                          " then " + json::Write(twice));
+  FUZZ_CHECK(s.ok() && twice == once,
+             "merge patch is not idempotent: " + json::Write(once) + " then " + json::Write(twice));
 }
 
 void CheckStrategicMerge(const json::Value& a, const json::Value& b) {
@@ -80,7 +81,8 @@ void CheckStrategicMerge(const json::Value& a, const json::Value& b) {
     return;
   }
   if (!HasDirective(a)) {
-    FUZZ_CHECK(!HasDirective(merged), "a directive survived strategic merge: " + json::Write(merged));
+    FUZZ_CHECK(!HasDirective(merged),
+               "a directive survived strategic merge: " + json::Write(merged));
   }
 }
 
@@ -89,7 +91,8 @@ void CheckStrategicMerge(const json::Value& a, const json::Value& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trainer;
-  StatusOr<json::Value> in = json::Parse(std::string_view(reinterpret_cast<const char*>(data), size));
+  StatusOr<json::Value> in =
+      json::Parse(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!in.ok() || !in->IsArray() || in->size() < 2) {
     return 0;
   }

@@ -1,7 +1,7 @@
 // Fuzz target: kubeconfig parsing (common/kube/curl/config.h ParseKubeconfig), with relative
 // file references resolved against an empty directory. Properties of an accepted kubeconfig: a
-// non-empty server URL without a trailing slash, a non-empty namespace, and the same result when parsed
-// again (parsing is deterministic and keeps no state).
+// non-empty server URL without a trailing slash, a non-empty namespace, and the same result when
+// parsed again (parsing is deterministic and keeps no state).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>

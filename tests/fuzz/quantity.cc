@@ -5,6 +5,8 @@
 //   - FromJson of the JSON string equals Parse of the text with spaces trimmed (upstream's
 //     UnmarshalJSON trims, ParseQuantity does not);
 //   - IntOrString: FromJson -> ToJson -> FromJson gives the same value.
+#include "common/quantity/quantity.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -12,7 +14,6 @@
 #include <string_view>
 
 #include "common/json/json.h"
-#include "common/quantity/quantity.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace trainer::fuzz {
@@ -24,8 +25,8 @@ using quantity::Quantity;
 void CheckQuantity(const Quantity& q, const std::string& origin) {
   const std::string text = q.ToString();
   StatusOr<Quantity> again = Quantity::Parse(text);
-  FUZZ_CHECK(again.ok(), origin + ": ToString() \"" + text + "\" does not parse: " +
-                             again.status().ToString());
+  FUZZ_CHECK(again.ok(),
+             origin + ": ToString() \"" + text + "\" does not parse: " + again.status().ToString());
   FUZZ_CHECK(*again == q, origin + ": \"" + text + "\" parses to a different value");
   FUZZ_CHECK(again->ToString() == text,
              origin + ": \"" + text + "\" prints as \"" + again->ToString() + "\"");

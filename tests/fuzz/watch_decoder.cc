@@ -3,6 +3,8 @@
 // stream fed in pieces gives exactly the events (types and objects), the outcome (ok or an
 // error) and the leftover bytes that the stream fed whole gives; every framed event decodes the
 // same with DecodeWatchEvent.
+#include "common/kube/watch_decoder.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "common/json/json.h"
-#include "common/kube/watch_decoder.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace trainer::fuzz {
@@ -40,7 +41,8 @@ Outcome Run(std::string_view stream, uint8_t seed, bool whole) {
     if (!whole) {
       state = state * 1664525u + 1013904223u;
       // Mostly tiny pieces (1-8 bytes), sometimes up to 256, so splits land everywhere.
-      n = std::min<size_t>(n, (state >> 24) < 200 ? 1 + ((state >> 8) & 7) : 1 + ((state >> 8) & 255));
+      n = std::min<size_t>(n,
+                           (state >> 24) < 200 ? 1 + ((state >> 8) & 7) : 1 + ((state >> 8) & 255));
     }
     Status s = decoder.Feed(stream.substr(pos, n), on_event);
     pos += n;
@@ -67,8 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(pieces.events == whole.events,
              "chunking changed the events: " + std::to_string(pieces.events.size()) + " vs " +
                  std::to_string(whole.events.size()) + " whole");
-  FUZZ_CHECK(pieces.ok == whole.ok, std::string("chunking changed the outcome: whole ") +
-                                        (whole.ok ? "ok" : "error"));
+  FUZZ_CHECK(pieces.ok == whole.ok,
+             std::string("chunking changed the outcome: whole ") + (whole.ok ? "ok" : "error"));
   FUZZ_CHECK(pieces.buffered == whole.buffered,
              "chunking changed the leftover: " + std::to_string(pieces.buffered) + " vs " +
                  std::to_string(whole.buffered));

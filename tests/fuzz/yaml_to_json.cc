@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   StatusOr<std::vector<json::Value>> docs = yaml::ParseYamlDocuments(text);
   StatusOr<json::Value> single = yaml::ParseYaml(text);
   if (!docs.ok()) {
-    FUZZ_CHECK(!single.ok(), "ParseYaml accepted what ParseYamlDocuments rejected: " +
-                                 docs.status().ToString());
+    FUZZ_CHECK(!single.ok(),
+               "ParseYaml accepted what ParseYamlDocuments rejected: " + docs.status().ToString());
     return 0;
   }
   if (docs->size() == 1) {
@@ -34,17 +34,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(reparsed.ok(), "json::Parse rejects json::Write output: " +
                                   reparsed.status().ToString() + "\n  " + written);
     FUZZ_CHECK(*reparsed == doc, "JSON round trip changed the value:\n  " + written);
-    FUZZ_CHECK(json::Write(*reparsed) == written, "JSON round trip changed the text:\n  " + written);
+    FUZZ_CHECK(json::Write(*reparsed) == written,
+               "JSON round trip changed the text:\n  " + written);
     FUZZ_CHECK(json::WriteCanonical(*reparsed) == json::WriteCanonical(doc),
                "canonical text differs after a round trip:\n  " + written);
 
     std::string yaml_text = yaml::ToYaml(doc);
     StatusOr<json::Value> from_yaml = yaml::ParseYaml(yaml_text);
-    FUZZ_CHECK(from_yaml.ok(), "ParseYaml rejects ToYaml output: " +
-                                   from_yaml.status().ToString() + "\n" + yaml_text);
+    FUZZ_CHECK(from_yaml.ok(), "ParseYaml rejects ToYaml output: " + from_yaml.status().ToString() +
+                                   "\n" + yaml_text);
     FUZZ_CHECK(*from_yaml == doc, "YAML round trip changed the value:\n  json: " + written +
-                                      "\n  yaml:\n" + yaml_text + "  back: " +
-                                      json::Write(*from_yaml));
+                                      "\n  yaml:\n" + yaml_text +
+                                      "  back: " + json::Write(*from_yaml));
   }
   return 0;
 }

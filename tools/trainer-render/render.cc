@@ -150,9 +150,9 @@ void SetNamespace(json::Value& doc, const std::string& ns) {
 struct Inputs {
   std::optional<api::TrainJob> job;
   std::string job_where;
-  json::Value job_spec;  // spec as given (before podTemplateOverrides were translated)
+  json::Value job_spec;               // spec as given (before podTemplateOverrides were translated)
   std::vector<json::Value> runtimes;  // defaulted documents for the reader
-  std::vector<std::string> runtime_names;  // "Kind/name" for messages
+  std::vector<std::string> runtime_names;    // "Kind/name" for messages
   std::vector<json::Value> cluster_objects;  // other objects plugins read (PriorityClasses)
 };
 
@@ -196,8 +196,10 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
       continue;
     }
     if (kind != api::kTrainingRuntimeKind && kind != api::kClusterTrainingRuntimeKind) {
-      return InputError{d.where + ": kind: expected TrainJob, TrainingRuntime or "
-                        "ClusterTrainingRuntime, got \"" + kind + "\""};
+      return InputError{d.where +
+                        ": kind: expected TrainJob, TrainingRuntime or "
+                        "ClusterTrainingRuntime, got \"" +
+                        kind + "\""};
     }
     if (kind == api::kTrainingRuntimeKind) {
       SetNamespace(d.doc, in.job->metadata.namespace_);
@@ -208,9 +210,9 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
     if (!rt.ok()) return InputError{d.where + ": " + rt.status().message()};
     if (rt->metadata.name.empty()) return InputError{d.where + ": metadata.name: Required value"};
     api::ApplyRuntimeSchemaDefaults(*rt);
-    in.runtime_names.push_back(kind + " " +
-                               (rt->metadata.namespace_.empty() ? "" : rt->metadata.namespace_ + "/") +
-                               rt->metadata.name);
+    in.runtime_names.push_back(
+        kind + " " + (rt->metadata.namespace_.empty() ? "" : rt->metadata.namespace_ + "/") +
+        rt->metadata.name);
     in.runtimes.push_back(api::EncodeTrainingRuntime(*rt));
   }
   return std::nullopt;
@@ -267,8 +269,8 @@ void ValidateOverrides(const Inputs& in, const framework::Reader& reader,
     return;
   }
   const api::RuntimeRef& ref = in.job->spec.runtime_ref;
-  bool cluster = ref.kind.value_or(api::kClusterTrainingRuntimeKind) ==
-                 api::kClusterTrainingRuntimeKind;
+  bool cluster =
+      ref.kind.value_or(api::kClusterTrainingRuntimeKind) == api::kClusterTrainingRuntimeKind;
   StatusOr<json::Value> rt =
       cluster ? reader.Get(framework::ClusterTrainingRuntimeGVK(), "", ref.name)
               : reader.Get(framework::TrainingRuntimeGVK(), in.job->metadata.namespace_, ref.name);
@@ -369,8 +371,8 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
   }
   const std::string now = opts.now;
-  StatusOr<std::unique_ptr<core::Runtimes>> runtimes =
-      core::Runtimes::New(reader, [now] { return now; }, plugin_list);
+  StatusOr<std::unique_ptr<core::Runtimes>> runtimes = core::Runtimes::New(
+      reader, [now] { return now; }, plugin_list);
   if (!runtimes.ok()) {
     err << "trainer-render: " << runtimes.status().message() << "\n";
     return kExitFailed;
@@ -402,9 +404,9 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (IsNotFound(objects.status())) {
       std::string have;
       for (const std::string& n : in.runtime_names) have += (have.empty() ? "" : ", ") + n;
-      err << "trainer-render: " << in.job_where << ": spec.runtimeRef: "
-          << objects.status().message() << " (given runtimes: " << (have.empty() ? "none" : have)
-          << ")\n";
+      err << "trainer-render: " << in.job_where
+          << ": spec.runtimeRef: " << objects.status().message()
+          << " (given runtimes: " << (have.empty() ? "none" : have) << ")\n";
       return kExitBadInput;
     }
     err << "trainer-render: " << objects.status().message() << "\n";

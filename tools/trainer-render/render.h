@@ -28,7 +28,7 @@
 namespace trainer::render {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;   // pipeline error, or --validate denied
+inline constexpr int kExitFailed = 1;  // pipeline error, or --validate denied
 inline constexpr int kExitBadInput = 2;
 
 // Runs the tool on argv[1..] and returns the exit code.

@@ -2,10 +2,10 @@
 #include "common/kube/curl/client.h"
 
 #include <curl/curl.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cctype>
-#include <strings.h>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -88,8 +88,8 @@ std::string UrlEncode(std::string_view s) {
 
 std::string ResourcePath(const GroupVersionResource& gvr, std::string_view ns,
                          std::string_view name, std::string_view subresource) {
-  std::string p = gvr.group.empty() ? "/api/" + gvr.version
-                                    : "/apis/" + gvr.group + "/" + gvr.version;
+  std::string p =
+      gvr.group.empty() ? "/api/" + gvr.version : "/apis/" + gvr.group + "/" + gvr.version;
   if (!ns.empty()) p.append("/namespaces/").append(UrlEncode(ns));
   p.append("/").append(gvr.resource);
   if (!name.empty()) p.append("/").append(UrlEncode(name));
@@ -187,7 +187,8 @@ Status CurlClient::Configure(void* handle, const std::string& path, void** heade
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, static_cast<long>(options_.tcp_keepalive_idle.count()));
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE,
+                   static_cast<long>(options_.tcp_keepalive_idle.count()));
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL,
                    static_cast<long>(options_.tcp_keepalive_interval.count()));
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION,
@@ -287,8 +288,7 @@ Status CurlClient::DoOnce(const Request& req, Response* resp, bool* sent_maybe) 
 }
 
 StatusOr<CurlClient::Response> CurlClient::Do(const Request& req) {
-  flowcontrol::Backoff backoff(options_.retry_backoff,
-                               seed_.fetch_add(1) ^ std::random_device{}());
+  flowcontrol::Backoff backoff(options_.retry_backoff, seed_.fetch_add(1) ^ std::random_device{}());
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     limiter_.Wait();
@@ -434,9 +434,8 @@ StatusOr<json::Value> CurlClient::PatchStatus(const GroupVersionResource& gvr, s
                                               std::string_view name, PatchType type,
                                               const json::Value& patch, const PatchOptions& o) {
   RETURN_IF_ERROR(RequireName(name, "patch status"));
-  return DoJson({"PATCH", ResourcePath(gvr, ns, name, "status") + PatchQuery(o),
-                 json::Write(patch), std::string(PatchContentType(type)), Kind::kWrite,
-                 type == PatchType::kMerge});
+  return DoJson({"PATCH", ResourcePath(gvr, ns, name, "status") + PatchQuery(o), json::Write(patch),
+                 std::string(PatchContentType(type)), Kind::kWrite, type == PatchType::kMerge});
 }
 
 StatusOr<json::Value> CurlClient::Apply(const GroupVersionResource& gvr, std::string_view ns,
@@ -468,7 +467,7 @@ struct WatchState {
   CURL* curl = nullptr;
   WatchDecoder decoder;
   const WatchHandler* handler = nullptr;
-  Status result;           // set when decoding or the handler ended the stream
+  Status result;  // set when decoding or the handler ended the stream
   bool ended_by_us = false;
   long http_code = 0;
   std::string error_body;  // body of a non-200 answer
@@ -512,11 +511,10 @@ int RandomWatchTimeoutSeconds() {
 }  // namespace
 
 Status CurlClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
-                         const WatchOptions& o, const WatchHandler& handler,
-                         std::stop_token stop) {
+                         const WatchOptions& o, const WatchHandler& handler, std::stop_token stop) {
   if (stop.stop_requested() || !limiter_.Wait(stop)) return CancelledError("watch cancelled");
-  const int timeout_s = o.timeout.count() > 0 ? static_cast<int>(o.timeout.count())
-                                              : RandomWatchTimeoutSeconds();
+  const int timeout_s =
+      o.timeout.count() > 0 ? static_cast<int>(o.timeout.count()) : RandomWatchTimeoutSeconds();
   const auto idle_timeout = o.idle_timeout.count() > 0
                                 ? o.idle_timeout
                                 : std::chrono::milliseconds((timeout_s + 30) * 1000);
@@ -593,10 +591,12 @@ Status CurlClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
             "s, assuming the connection is dead");
         break;
       }
-      const auto wait = std::min<SteadyClock::duration>(idle_timeout - idle, std::chrono::seconds(1));
-      curl_multi_poll(multi, nullptr, 0,
-                      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()) + 1,
-                      nullptr);
+      const auto wait =
+          std::min<SteadyClock::duration>(idle_timeout - idle, std::chrono::seconds(1));
+      curl_multi_poll(
+          multi, nullptr, 0,
+          static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()) + 1,
+          nullptr);
     }
   }
   long connects = 0;

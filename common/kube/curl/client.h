@@ -14,7 +14,8 @@
 //    through a std::stop_token, with a dead-connection detector and TCP keepalive.
 //
 //   ASSIGN_OR_RETURN(kube::RestConfig cfg, kube::LoadConfig(flags.kubeconfig));
-//   ASSIGN_OR_RETURN(std::unique_ptr<kube::CurlClient> client, kube::CurlClient::New(std::move(cfg)));
+//   ASSIGN_OR_RETURN(std::unique_ptr<kube::CurlClient> client,
+//   kube::CurlClient::New(std::move(cfg)));
 #pragma once
 
 #include <atomic>
@@ -93,8 +94,7 @@ class CurlClient final : public Client {
   StatusOr<json::Value> Apply(const GroupVersionResource& gvr, std::string_view ns,
                               const json::Value& obj, const ApplyOptions& options) override;
   StatusOr<json::Value> PatchStatus(const GroupVersionResource& gvr, std::string_view ns,
-                                    std::string_view name, PatchType type,
-                                    const json::Value& patch,
+                                    std::string_view name, PatchType type, const json::Value& patch,
                                     const PatchOptions& options = {}) override;
   StatusOr<json::Value> ApplyStatus(const GroupVersionResource& gvr, std::string_view ns,
                                     const json::Value& obj, const ApplyOptions& options) override;

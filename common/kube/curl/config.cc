@@ -82,8 +82,7 @@ struct KubeconfigFile {
 
 // Finds the named entry of a kubeconfig list ("clusters", "users", "contexts"), first file wins.
 const json::Value* FindNamed(const std::vector<KubeconfigFile>& files, std::string_view list,
-                             std::string_view field, std::string_view name,
-                             std::string* base_dir) {
+                             std::string_view field, std::string_view name, std::string* base_dir) {
   for (const KubeconfigFile& f : files) {
     const json::Value* items = f.doc.Find(list);
     if (items == nullptr || !items->IsArray()) continue;
@@ -131,7 +130,8 @@ StatusOr<RestConfig> Build(const std::vector<KubeconfigFile>& files, std::string
     cfg.insecure_skip_tls_verify = insecure->AsBool();
   }
   StatusOr<std::string> ca = DataOrFile(cluster, "certificate-authority", cluster_dir);
-  if (!ca.ok()) return ca.status().WithContext("kubeconfig " + source + ": cluster " + cluster_name);
+  if (!ca.ok())
+    return ca.status().WithContext("kubeconfig " + source + ": cluster " + cluster_name);
   cfg.ca_pem = std::move(*ca);
   if (!Str(ctx, "namespace").empty()) cfg.default_namespace = Str(ctx, "namespace");
 
@@ -199,7 +199,8 @@ StatusOr<RestConfig> LoadKubeconfig(std::string_view paths, std::string_view con
     if (!doc.ok()) return doc.status().WithContext("parsing kubeconfig " + path);
     files.push_back({std::move(*doc), DirOf(path)});
   }
-  if (files.empty()) return NotFoundError("loading kubeconfig: no file in \"" + std::string(paths) + "\"");
+  if (files.empty())
+    return NotFoundError("loading kubeconfig: no file in \"" + std::string(paths) + "\"");
   return Build(files, context, std::string(paths));
 }
 
@@ -225,7 +226,8 @@ StatusOr<RestConfig> LoadInClusterConfig(const InClusterEnv& env) {
   StatusOr<std::string> ca = ReadFileToString(env.service_account_dir + "/ca.crt");
   if (!ca.ok()) return ca.status().WithContext("in-cluster config");
   cfg.ca_pem = std::move(*ca);
-  if (StatusOr<std::string> ns = ReadFileToString(env.service_account_dir + "/namespace"); ns.ok()) {
+  if (StatusOr<std::string> ns = ReadFileToString(env.service_account_dir + "/namespace");
+      ns.ok()) {
     std::string n = *ns;
     while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
     if (!n.empty()) cfg.default_namespace = n;

@@ -120,8 +120,8 @@ void FakeClient::LogLocked(const GroupVersionResource& gvr, std::string_view ns,
   cv_.notify_all();
 }
 
-StatusOr<json::Value> FakeClient::StoreLocked(const GroupVersionResource& gvr,
-                                              std::string_view ns, json::Value obj, bool create) {
+StatusOr<json::Value> FakeClient::StoreLocked(const GroupVersionResource& gvr, std::string_view ns,
+                                              json::Value obj, bool create) {
   const std::string name(Name(obj));
   if (name.empty()) return InvalidError("name or generateName is required").set_http_code(422);
   Key key{gvr, std::string(ns), name};
@@ -222,9 +222,9 @@ Status FakeClient::Delete(const GroupVersionResource& gvr, std::string_view ns,
   return OkStatus();
 }
 
-StatusOr<json::Value> FakeClient::MergeLocked(const GroupVersionResource& gvr,
-                                              std::string_view ns, std::string_view name,
-                                              const json::Value& patch, bool create_if_missing) {
+StatusOr<json::Value> FakeClient::MergeLocked(const GroupVersionResource& gvr, std::string_view ns,
+                                              std::string_view name, const json::Value& patch,
+                                              bool create_if_missing) {
   auto it = objects_.find(Key{gvr, std::string(ns), std::string(name)});
   if (it == objects_.end()) {
     if (!create_if_missing) return NotFound(gvr, name);
@@ -260,7 +260,8 @@ StatusOr<json::Value> FakeClient::Apply(const GroupVersionResource& gvr, std::st
                                         const json::Value& obj, const ApplyOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(TakeFailure("apply"));
-  if (options.field_manager.empty()) return InvalidArgumentError("apply: field manager is required");
+  if (options.field_manager.empty())
+    return InvalidArgumentError("apply: field manager is required");
   return MergeLocked(gvr, ns, Name(obj), obj, true);
 }
 
@@ -268,7 +269,8 @@ StatusOr<json::Value> FakeClient::ApplyStatus(const GroupVersionResource& gvr, s
                                               const json::Value& obj, const ApplyOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(TakeFailure("apply"));
-  if (options.field_manager.empty()) return InvalidArgumentError("apply: field manager is required");
+  if (options.field_manager.empty())
+    return InvalidArgumentError("apply: field manager is required");
   json::Value status_only = json::Value::Object();
   if (const json::Value* s = obj.Find("status")) status_only.Set("status", s->Clone());
   return MergeLocked(gvr, ns, Name(obj), status_only, false);

@@ -61,8 +61,7 @@ class FakeClient : public Client {
   StatusOr<json::Value> Apply(const GroupVersionResource& gvr, std::string_view ns,
                               const json::Value& obj, const ApplyOptions& options) override;
   StatusOr<json::Value> PatchStatus(const GroupVersionResource& gvr, std::string_view ns,
-                                    std::string_view name, PatchType type,
-                                    const json::Value& patch,
+                                    std::string_view name, PatchType type, const json::Value& patch,
                                     const PatchOptions& options = {}) override;
   StatusOr<json::Value> ApplyStatus(const GroupVersionResource& gvr, std::string_view ns,
                                     const json::Value& obj, const ApplyOptions& options) override;

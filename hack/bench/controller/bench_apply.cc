@@ -38,15 +38,24 @@ bool ParseArgs(int argc, char** argv, Args* a) {
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (k == "--kubeconfig") a->kubeconfig = next();
-    else if (k == "--file") a->files.push_back(next());
-    else if (k == "--namespace") a->ns = next();
-    else if (k == "--prefix") a->prefix = next();
-    else if (k == "--field-manager") a->field_manager = next();
-    else if (k == "--count") a->count = std::stoi(next());
-    else if (k == "--concurrency") a->concurrency = std::stoi(next());
-    else if (k == "--create") a->create = true;
-    else return false;
+    if (k == "--kubeconfig")
+      a->kubeconfig = next();
+    else if (k == "--file")
+      a->files.push_back(next());
+    else if (k == "--namespace")
+      a->ns = next();
+    else if (k == "--prefix")
+      a->prefix = next();
+    else if (k == "--field-manager")
+      a->field_manager = next();
+    else if (k == "--count")
+      a->count = std::stoi(next());
+    else if (k == "--concurrency")
+      a->concurrency = std::stoi(next());
+    else if (k == "--create")
+      a->create = true;
+    else
+      return false;
   }
   return !a->files.empty() && a->count > 0 && a->concurrency > 0;
 }
@@ -114,11 +123,11 @@ int main(int argc, char** argv) {
   auto send = [&](size_t t, const json::Value& obj) {
     const kube::ResourceMapping& m = *templates[t].mapping;
     const std::string ns = m.namespaced ? args.ns : "";
-    Status s = args.create
-                   ? (*client)->Create(m.gvr, ns, obj, {}).status()
-                   : (*client)
-                         ->Apply(m.gvr, ns, obj, {.field_manager = args.field_manager, .force = true})
-                         .status();
+    Status s = args.create ? (*client)->Create(m.gvr, ns, obj, {}).status()
+                           : (*client)
+                                 ->Apply(m.gvr, ns, obj,
+                                         {.field_manager = args.field_manager, .force = true})
+                                 .status();
     if (!s.ok() && ++failures <= 3) std::fprintf(stderr, "%s\n", s.message().c_str());
   };
   std::vector<std::thread> threads;
@@ -136,8 +145,7 @@ int main(int argc, char** argv) {
     });
   }
   for (std::thread& t : threads) t.join();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "{\"count\": %d, \"objects\": %zu, \"concurrency\": %d, \"seconds\": %.3f, "
       "\"failures\": %d}\n",

@@ -53,9 +53,8 @@ StatusOr<std::string> ReadFile(const std::filesystem::path& p) {
 StatusOr<json::Value> LoadSchema(const std::filesystem::path& root, const Crd& crd) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(root / crd.file));
   ASSIGN_OR_RETURN(json::Value doc, yaml::ParseYaml(text));
-  const json::Value* versions = doc.IsObject() && doc.Find("spec") != nullptr
-                                    ? doc["spec"].Find("versions")
-                                    : nullptr;
+  const json::Value* versions =
+      doc.IsObject() && doc.Find("spec") != nullptr ? doc["spec"].Find("versions") : nullptr;
   if (versions == nullptr || !versions->IsArray()) {
     return InvalidArgumentError(std::string(crd.file) + ": no spec.versions");
   }
@@ -90,7 +89,8 @@ json::Value Fullest(const json::Value& schema) {
   }
   if (type == "object") {
     json::Value out = json::Value::Object();
-    if (const json::Value* props = schema.Find("properties"); props != nullptr && props->IsObject()) {
+    if (const json::Value* props = schema.Find("properties");
+        props != nullptr && props->IsObject()) {
       for (const auto& [name, sub] : props->members()) out.Set(name, Fullest(sub));
     }
     if (const json::Value* extra = schema.Find("additionalProperties");

@@ -30,10 +30,22 @@ api::MLPolicy MLPolicy(std::string_view yaml);
 
 class PodSet {
  public:
-  explicit PodSet(std::string name) { ps_.name = std::move(name); ps_.count = 1; }
-  PodSet& Ancestor(std::string a) { ps_.ancestor = std::move(a); return *this; }
-  PodSet& Count(int32_t c) { ps_.count = c; return *this; }
-  PodSet& NoCount() { ps_.count.reset(); return *this; }
+  explicit PodSet(std::string name) {
+    ps_.name = std::move(name);
+    ps_.count = 1;
+  }
+  PodSet& Ancestor(std::string a) {
+    ps_.ancestor = std::move(a);
+    return *this;
+  }
+  PodSet& Count(int32_t c) {
+    ps_.count = c;
+    return *this;
+  }
+  PodSet& NoCount() {
+    ps_.count.reset();
+    return *this;
+  }
   PodSet& Containers(const std::vector<std::string>& names);
   PodSet& InitContainers(const std::vector<std::string>& names);
   // A container from YAML ({name, image, command, env, ports, volumeMounts}).
@@ -52,7 +64,10 @@ class InfoBuilder {
   InfoBuilder& PodSet(testing::PodSet& ps);  // takes the built PodSet
   InfoBuilder& PodSet(testing::PodSet&& ps) { return PodSet(ps); }
   InfoBuilder& JobSetSpec(std::string_view yaml);
-  InfoBuilder& Label(std::string k, std::string v) { info_.labels[k] = v; return *this; }
+  InfoBuilder& Label(std::string k, std::string v) {
+    info_.labels[k] = v;
+    return *this;
+  }
   framework::Info Build() { return std::move(info_); }
 
  private:

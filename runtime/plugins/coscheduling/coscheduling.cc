@@ -50,9 +50,8 @@ StatusOr<std::vector<json::Value>> CoScheduling::Build(framework::Info* info,
   spec.Set("minMember", json::Value(size.min_member));
   spec.Set("minResources", std::move(size.min_resources));
   spec.Set("scheduleTimeoutSeconds",
-           json::Value(info->runtime_policy.pod_group_policy->coscheduling
-                           ->schedule_timeout_seconds.value_or(
-                               coscheduling::kDefaultScheduleTimeoutSeconds)));
+           json::Value(info->runtime_policy.pod_group_policy->coscheduling->schedule_timeout_seconds
+                           .value_or(coscheduling::kDefaultScheduleTimeoutSeconds)));
   out.push_back(std::move(pg));
   return out;
 }

@@ -128,8 +128,8 @@ std::string BrokerConfig(const api::TrainJob& job, const std::string& hosts,
 std::string InitScript(const framework::Info& info, const api::TrainJob& job,
                        const std::map<std::string, std::string>& settings) {
   std::string hosts = GenerateHostlist(job.metadata.name, NumNodes(info, job));
-  return Fill(kInitTemplate, {"/opt/view", job.metadata.name + "-0", hosts,
-                              BrokerConfig(job, hosts, settings)});
+  return Fill(kInitTemplate,
+              {"/opt/view", job.metadata.name + "-0", hosts, BrokerConfig(job, hosts, settings)});
 }
 
 std::string EntrypointScript(const framework::Info& info, const api::TrainJob& job) {
@@ -146,8 +146,7 @@ std::string EntrypointScript(const framework::Info& info, const api::TrainJob& j
     flags += " -g " + std::to_string(gpus);
     rspec += " --gpu=" + GenerateRange(static_cast<int32_t>(gpus), 0);
   }
-  return Fill(kEntrypointTemplate,
-              {rspec, job.metadata.name + "-" + kNode + "-0-0", flags});
+  return Fill(kEntrypointTemplate, {rspec, job.metadata.name + "-" + kNode + "-0-0", flags});
 }
 
 json::Value ObjectMeta(const std::string& name, const api::TrainJob& job) {
@@ -210,9 +209,9 @@ std::map<std::string, std::string> BrokerSettings(const framework::Info* info,
     }
   };
   if (info != nullptr) {
-    if (const framework::Container* c = const_cast<framework::Info*>(info)
-                                            ->FindContainerByPodSetAncestorContainerName(
-                                                kAncestorTrainer, kNode)) {
+    if (const framework::Container* c =
+            const_cast<framework::Info*>(info)->FindContainerByPodSetAncestorContainerName(
+                kAncestorTrainer, kNode)) {
       overlay(c->env, /*literal_only=*/true);
     }
   }
@@ -224,9 +223,9 @@ std::map<std::string, std::string> BrokerSettings(const framework::Info* info,
 
 std::string GetOriginalCommand(const api::TrainJob& job, const framework::Info& info) {
   std::vector<std::string> parts;
-  if (const framework::Container* c = const_cast<framework::Info&>(info)
-                                          .FindContainerByPodSetAncestorContainerName(
-                                              kAncestorTrainer, kNode)) {
+  if (const framework::Container* c =
+          const_cast<framework::Info&>(info).FindContainerByPodSetAncestorContainerName(
+              kAncestorTrainer, kNode)) {
     parts = c->command;
   }
   if (job.spec.trainer && job.spec.trainer->command) {

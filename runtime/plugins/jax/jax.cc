@@ -38,8 +38,8 @@ Status JAX::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
   envs.PushBack(
       framework::EnvVarFromField(jax::kEnvProcessID, framework::kJobCompletionIndexFieldPath));
   envs.PushBack(framework::EnvVar(
-      jax::kEnvCoordinatorAddress, tj + "-" + kNode + "-0-0." + tj + ":" +
-                                       std::to_string(framework::kContainerTrainerPort)));
+      jax::kEnvCoordinatorAddress,
+      tj + "-" + kNode + "-0-0." + tj + ":" + std::to_string(framework::kContainerTrainerPort)));
   framework::UpsertEnvVars(node->env, envs);
   json::Value port = json::Value::Object();
   port.Set("containerPort", json::Value(framework::kContainerTrainerPort));

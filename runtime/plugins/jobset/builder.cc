@@ -26,8 +26,8 @@ json::Value* ContainersOf(json::Value& rjob) {
 void ApplyInitializer(json::Value& container, const api::DatasetOrModelInitializer& init) {
   json::Value& env = container["env"];
   if (init.storage_uri) {
-    framework::UpsertEnvVar(env, framework::EnvVar(framework::kInitializerEnvStorageUri,
-                                                   *init.storage_uri));
+    framework::UpsertEnvVar(
+        env, framework::EnvVar(framework::kInitializerEnvStorageUri, *init.storage_uri));
   }
   framework::UpsertEnvVars(env, framework::NormalizeEnvVars(init.env));
   if (env.empty()) {

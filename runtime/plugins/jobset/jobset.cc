@@ -60,9 +60,9 @@ Status JobSet::IdentifyPodNetwork(framework::Info* info, const api::TrainJob& jo
   auto& pod_sets = info->template_spec.pod_sets;
   for (size_t i = 0; i < rjobs->size() && i < pod_sets.size(); ++i) {
     const json::Value* replicas = rjobs->at(i).Find("replicas");
-    pod_sets[i].network = framework::PodNetwork{
-        job.metadata.name, subdomain,
-        replicas != nullptr && replicas->IsNumber() ? replicas->AsInt()
+    pod_sets[i].network = framework::PodNetwork{job.metadata.name, subdomain,
+                                                replicas != nullptr && replicas->IsNumber()
+                                                    ? replicas->AsInt()
                                                     : framework::kDefaultJobReplicas};
   }
   return OkStatus();
@@ -144,13 +144,12 @@ json::Value StringMap(const std::map<std::string, std::string>& m) {
 
 }  // namespace
 
-StatusOr<std::vector<json::Value>> JobSet::Build(framework::Info* info,
-                                                 const api::TrainJob& job) {
+StatusOr<std::vector<json::Value>> JobSet::Build(framework::Info* info, const api::TrainJob& job) {
   if (info == nullptr) {
     return InvalidArgumentError("runtime info or object is missing");
   }
-  StatusOr<json::Value> old = reader_->Get(framework::JobSetGVK(), job.metadata.namespace_,
-                                           job.metadata.name);
+  StatusOr<json::Value> old =
+      reader_->Get(framework::JobSetGVK(), job.metadata.namespace_, job.metadata.name);
   if (!old.ok() && !IsNotFound(old.status())) {
     return old.status();
   }
@@ -294,8 +293,8 @@ void ValidateInitializer(const framework::Info& info,
   } else {
     return;
   }
-  errs.push_back(field::Invalid(RuntimeRefPath(), framework::GoRuntimeRef(job.spec.runtime_ref),
-                                detail));
+  errs.push_back(
+      field::Invalid(RuntimeRefPath(), framework::GoRuntimeRef(job.spec.runtime_ref), detail));
 }
 
 // Go-ish rendering of the runtimePatches list as a bad value.
@@ -354,8 +353,8 @@ field::ErrorList JobSet::CheckRuntimePatchesImmutability(const api::TrainJob* ol
                                     "suspended before or after the update"));
     return errs;
   }
-  StatusOr<json::Value> jobset = reader_->Get(framework::JobSetGVK(),
-                                              new_job.metadata.namespace_, new_job.metadata.name);
+  StatusOr<json::Value> jobset =
+      reader_->Get(framework::JobSetGVK(), new_job.metadata.namespace_, new_job.metadata.name);
   if (!jobset.ok()) {
     if (!IsNotFound(jobset.status())) {
       errs.push_back(field::InternalError(RuntimePatchesPath(), jobset.status().message()));
@@ -370,17 +369,16 @@ field::ErrorList JobSet::CheckRuntimePatchesImmutability(const api::TrainJob* ol
   for (const json::Value& rj : rjobs->elements()) {
     const json::Value* active = rj.Find("active");
     if (active != nullptr && active->IsNumber() && active->AsInt() > 0) {
-      errs.push_back(field::Forbidden(
-          RuntimePatchesPath(), "RuntimePatches cannot be modified when the JobSet's "
-                                "ReplicatedJob " +
-                                    framework::StringField(rj, "name") + " is still active"));
+      errs.push_back(field::Forbidden(RuntimePatchesPath(),
+                                      "RuntimePatches cannot be modified when the JobSet's "
+                                      "ReplicatedJob " +
+                                          framework::StringField(rj, "name") + " is still active"));
     }
   }
   return errs;
 }
 
-field::ValidationResult JobSet::Validate(const framework::Info* info,
-                                         const api::TrainJob* old_job,
+field::ValidationResult JobSet::Validate(const framework::Info* info, const api::TrainJob* old_job,
                                          const api::TrainJob& new_job) {
   field::ValidationResult result;
   if (info == nullptr || !info->HasJobSetSpec()) {

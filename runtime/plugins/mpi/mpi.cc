@@ -48,12 +48,11 @@ json::Value KeyToPath(std::string_view key, std::string_view path, int mode) {
 
 json::Value SSHAuthVolume(const std::string& tj) {
   json::Value items = json::Value::Array();
-  items.PushBack(KeyToPath(mpi::kSSHPrivateKey, mpi::kSSHPrivateKeyFile,
-                           mpi::kSSHPrivateKeyFileMode));
-  items.PushBack(KeyToPath(mpi::kSSHPublicKey, mpi::kSSHPublicKeyFile,
-                           mpi::kSSHPublicKeyFileMode));
-  items.PushBack(KeyToPath(mpi::kSSHPublicKey, mpi::kSSHAuthorizedKeys,
-                           mpi::kSSHPublicKeyFileMode));
+  items.PushBack(
+      KeyToPath(mpi::kSSHPrivateKey, mpi::kSSHPrivateKeyFile, mpi::kSSHPrivateKeyFileMode));
+  items.PushBack(KeyToPath(mpi::kSSHPublicKey, mpi::kSSHPublicKeyFile, mpi::kSSHPublicKeyFileMode));
+  items.PushBack(
+      KeyToPath(mpi::kSSHPublicKey, mpi::kSSHAuthorizedKeys, mpi::kSSHPublicKeyFileMode));
   json::Value secret = json::Value::Object();
   secret.Set("secretName", json::Value(tj + mpi::kSSHAuthSecretSuffix));
   secret.Set("items", std::move(items));
@@ -95,8 +94,7 @@ json::Value OpenMPIEnv(int32_t slots) {
                                  std::string(mpi::kHostfileDir) + "/" + mpi::kHostfileName));
   env.PushBack(framework::EnvVar(mpi::kOpenMPIEnvKeepFQDNHostNames, "true"));
   env.PushBack(framework::EnvVar(mpi::kOpenMPIEnvDefaultSlots, std::to_string(slots)));
-  env.PushBack(
-      framework::EnvVar(mpi::kOpenMPIEnvKeyRSHArgs, mpi::kOpenMPIEnvDefaultValueRSHArgs));
+  env.PushBack(framework::EnvVar(mpi::kOpenMPIEnvKeyRSHArgs, mpi::kOpenMPIEnvDefaultValueRSHArgs));
   return env;
 }
 
@@ -254,9 +252,9 @@ field::ValidationResult MPI::Validate(const framework::Info* info, const api::Tr
     for (const std::string& n : found) {
       names += (names.empty() ? "" : " ") + n;
     }
-    result.errors.push_back(field::Invalid(
-        spec.Child("trainer", "env"), framework::GoEnvList(trainer.env),
-        "must not have reserved envs, invalid envs configured: [" + names + "]"));
+    result.errors.push_back(
+        field::Invalid(spec.Child("trainer", "env"), framework::GoEnvList(trainer.env),
+                       "must not have reserved envs, invalid envs configured: [" + names + "]"));
   }
   return result;
 }

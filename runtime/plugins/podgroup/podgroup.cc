@@ -32,8 +32,8 @@ StatusOr<Size> SizeOf(const framework::Info& info) {
   return size;
 }
 
-StatusOr<bool> ShouldBuild(const framework::Reader& reader,
-                           const framework::GroupVersionKind& gvk, const api::TrainJob& job) {
+StatusOr<bool> ShouldBuild(const framework::Reader& reader, const framework::GroupVersionKind& gvk,
+                           const api::TrainJob& job) {
   StatusOr<json::Value> old = reader.Get(gvk, job.metadata.namespace_, job.metadata.name);
   if (!old.ok()) {
     if (IsNotFound(old.status())) {

@@ -26,8 +26,8 @@ StatusOr<Size> SizeOf(const framework::Info& info);
 
 // Whether to (re)build the PodGroup: when it does not exist, or while the TrainJob is
 // suspended. A read error other than NotFound is returned.
-StatusOr<bool> ShouldBuild(const framework::Reader& reader,
-                           const framework::GroupVersionKind& gvk, const api::TrainJob& job);
+StatusOr<bool> ShouldBuild(const framework::Reader& reader, const framework::GroupVersionKind& gvk,
+                           const api::TrainJob& job);
 
 // {apiVersion, kind, metadata: {name: <tj>, namespace, ownerReferences: [<TrainJob>]}}.
 json::Value NewObject(const framework::GroupVersionKind& gvk, const api::TrainJob& job);

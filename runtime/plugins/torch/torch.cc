@@ -101,10 +101,9 @@ Status Torch::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
       framework::EnvVarFromField(torch::kEnvNodeRank, framework::kJobCompletionIndexFieldPath));
   const std::string& tj = job.metadata.name;
   json::Value master_envs = json::Value::Array();
+  master_envs.PushBack(framework::EnvVar(torch::kEnvMasterAddr, tj + "-" + kNode + "-0-0." + tj));
   master_envs.PushBack(
-      framework::EnvVar(torch::kEnvMasterAddr, tj + "-" + kNode + "-0-0." + tj));
-  master_envs.PushBack(framework::EnvVar(torch::kEnvMasterPort,
-                                         std::to_string(framework::kContainerTrainerPort)));
+      framework::EnvVar(torch::kEnvMasterPort, std::to_string(framework::kContainerTrainerPort)));
 
   if (trainer_container != nullptr) {
     framework::UpsertEnvVars(trainer_container->env, pet_envs);

@@ -12,9 +12,8 @@ namespace trainer::plugins::torch {
 namespace {
 
 const std::set<std::string>& ImmutableConfigs() {
-  static const std::set<std::string> kConfigs = {"output_dir", "tokenizer.path",
-                                                 "checkpointer.checkpoint_dir",
-                                                 "tokenizer.merges_file"};
+  static const std::set<std::string> kConfigs = {
+      "output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file"};
   return kConfigs;
 }
 
@@ -37,8 +36,7 @@ std::string Trim(std::string_view s) {
 }
 
 bool EqualFold(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
@@ -188,10 +186,10 @@ field::ErrorList ValidateTorchTune(const framework::Info* info, const api::Train
   if (trainer.num_proc_per_node) {
     proc = {true, *trainer.num_proc_per_node};
   }
-  json::Value resources = !trainer.resources_per_node.IsNull()
-                              ? trainer.resources_per_node.Clone()
-                              : (info != nullptr ? framework::ExtractResourcePerNodeFromRuntime(*info)
-                                                 : json::Value());
+  json::Value resources =
+      !trainer.resources_per_node.IsNull()
+          ? trainer.resources_per_node.Clone()
+          : (info != nullptr ? framework::ExtractResourcePerNodeFromRuntime(*info) : json::Value());
   std::string config =
       GetRecipeAndConfig(num_nodes, proc, framework::GetNumGPUPerNode(resources), job).config;
   if (config.find("_qlora") != std::string::npos) {

@@ -61,8 +61,7 @@ Status Volcano::EnforcePodGroupPolicy(framework::Info* info, const api::TrainJob
   return OkStatus();
 }
 
-StatusOr<std::vector<json::Value>> Volcano::Build(framework::Info* info,
-                                                  const api::TrainJob& job) {
+StatusOr<std::vector<json::Value>> Volcano::Build(framework::Info* info, const api::TrainJob& job) {
   std::vector<json::Value> out;
   if (!HasVolcano(info)) {
     return out;

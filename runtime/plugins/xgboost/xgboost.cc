@@ -77,9 +77,8 @@ field::ValidationResult XGBoost::Validate(const framework::Info* info, const api
   if (!HasXGBoost(info) || !new_job.spec.trainer || !new_job.spec.trainer->env.IsArray()) {
     return result;
   }
-  static const std::set<std::string> kReserved = {xgboost::kEnvTrackerURI,
-                                                  xgboost::kEnvTrackerPort, xgboost::kEnvTaskID,
-                                                  xgboost::kEnvNumWorker};
+  static const std::set<std::string> kReserved = {xgboost::kEnvTrackerURI, xgboost::kEnvTrackerPort,
+                                                  xgboost::kEnvTaskID, xgboost::kEnvNumWorker};
   field::Path env_path = field::NewPath("spec", "trainer", "env");
   const json::Value& env = new_job.spec.trainer->env;
   for (size_t i = 0; i < env.size(); ++i) {

@@ -37,7 +37,8 @@ TEST_CASE("json round trip keeps insertion order and canonical sorts", "[json]")
   CHECK(c == *v);
   c["a"]["x"]["new"] = json::Value("v");
   CHECK(c != *v);
-  CHECK(json::Hash(*v) == json::Hash(*json::Parse(R"({"a":{"x":{},"y":[1,2.5,"s",null,true]},"b":1})")));
+  CHECK(json::Hash(*v) ==
+        json::Hash(*json::Parse(R"({"a":{"x":{},"y":[1,2.5,"s",null,true]},"b":1})")));
 }
 
 TEST_CASE("json parse errors name the offset", "[json]") {
@@ -117,7 +118,8 @@ TEST_CASE("keyed upsert replaces in place or appends", "[json]") {
   json::Value env = *json::Parse(R"([{"name":"A","value":"1"},{"name":"B","value":"2"}])");
   json::UpsertByKey(env, "name", *json::Parse(R"({"name":"A","value":"x"})"));
   json::UpsertByKey(env, "name", *json::Parse(R"({"name":"C","value":"3"})"));
-  CHECK(json::Write(env) == R"([{"name":"A","value":"x"},{"name":"B","value":"2"},{"name":"C","value":"3"}])");
+  CHECK(json::Write(env) ==
+        R"([{"name":"A","value":"x"},{"name":"B","value":"2"},{"name":"C","value":"3"}])");
   CHECK(json::FindByKey(env, "name", "B") != nullptr);
 }
 

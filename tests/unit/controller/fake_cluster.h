@@ -20,7 +20,7 @@ namespace trainer::controller::testing {
 struct Write {
   std::string verb;  // apply | patch-status | delete | create
   std::string resource;
-  std::string key;   // ns/name
+  std::string key;  // ns/name
   json::Value body;
 };
 
@@ -113,8 +113,7 @@ class FakeCluster final : public framework::Reader, public kube::Writer {
   }
   StatusOr<json::Value> PatchStatus(const kube::GroupVersionResource& gvr, std::string_view ns,
                                     std::string_view name, kube::PatchType,
-                                    const json::Value& patch,
-                                    const kube::PatchOptions&) override {
+                                    const json::Value& patch, const kube::PatchOptions&) override {
     writes_.push_back({"patch-status", gvr.resource, kube::ObjectKey(ns, name), patch.Clone()});
     json::Value* obj = Find("TrainJob", ns, name);
     if (obj == nullptr) return NotFoundError("not found");

@@ -114,9 +114,10 @@ TEST_CASE("validation messages are upstream's", "[options]") {
   CHECK(cfg.status().message() ==
         "invalid configuration: webhook.port: Invalid value: 70000: must be between 1 and 65535");
 
-  cfg = ParseConfiguration(Header() +
-                           "clientConnection:\n  qps: -1\n  burst: -2\n"
-                           "controller:\n  groupKindConcurrency:\n    TrainJob.trainer.kubeflow.org: 0\n");
+  cfg = ParseConfiguration(
+      Header() +
+      "clientConnection:\n  qps: -1\n  burst: -2\n"
+      "controller:\n  groupKindConcurrency:\n    TrainJob.trainer.kubeflow.org: 0\n");
   REQUIRE_FALSE(cfg.ok());
   CHECK(cfg.status().message() ==
         "invalid configuration: [clientConnection.qps: Invalid value: -1: must be greater than or "

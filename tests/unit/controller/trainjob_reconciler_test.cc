@@ -24,8 +24,9 @@ json::Value MustParse(std::string_view text) {
 
 json::Value TrainJob(std::string_view name, std::string_view extra_spec = "") {
   std::string text = R"({"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob",
-    "metadata":{"name":")" + std::string(name) + R"(","namespace":"ns","uid":"uid-)" +
-                     std::string(name) + R"(","creationTimestamp":"2026-01-01T00:00:00Z"},
+    "metadata":{"name":")" +
+                     std::string(name) + R"(","namespace":"ns","uid":"uid-)" + std::string(name) +
+                     R"(","creationTimestamp":"2026-01-01T00:00:00Z"},
     "spec":{"runtimeRef":{"name":"torch","apiGroup":"trainer.kubeflow.org",
             "kind":"ClusterTrainingRuntime"})" +
                      std::string(extra_spec) + "}}";
@@ -198,22 +199,29 @@ TEST_CASE("a suspended JobSet someone else edited is applied again", "[reconcile
   REQUIRE(f.Run().error.ok());
   json::Value* js = f.cluster.Find("JobSet", "ns", "tj");
   js->Find("spec")->Find("replicatedJobs")->at(0).Set("replicas", 3);
-  js->Find("metadata")->Find("managedFields")->PushBack(
-      MustParse(R"({"manager":"kubectl-edit","operation":"Update"})"));
+  js->Find("metadata")
+      ->Find("managedFields")
+      ->PushBack(MustParse(R"({"manager":"kubectl-edit","operation":"Update"})"));
   size_t applies = f.cluster.Count("apply");
   REQUIRE(f.Run().error.ok());
   CHECK(f.cluster.Count("apply") == applies + 1);
   CHECK(f.cluster.Find("JobSet", "ns", "tj")
-            ->Find("spec")->Find("replicatedJobs")->at(0).Find("replicas")->AsInt() == 1);
+            ->Find("spec")
+            ->Find("replicatedJobs")
+            ->at(0)
+            .Find("replicas")
+            ->AsInt() == 1);
 }
 
 TEST_CASE("a status-subresource writer does not make the JobSet stale", "[reconciler]") {
-  json::Value live = MustParse(R"({"metadata":{"annotations":{"trainer.kubeflow.org/applied-hash":"h"},
+  json::Value live =
+      MustParse(R"({"metadata":{"annotations":{"trainer.kubeflow.org/applied-hash":"h"},
       "managedFields":[{"manager":"trainer","operation":"Apply"},
                        {"manager":"jobset","operation":"Update","subresource":"status"}]}})");
   CHECK(UpToDate(live, "h"));
   CHECK_FALSE(UpToDate(live, "other"));
-  live["metadata"]["managedFields"].PushBack(MustParse(R"({"manager":"kueue","operation":"Update"})"));
+  live["metadata"]["managedFields"].PushBack(
+      MustParse(R"({"manager":"kueue","operation":"Update"})"));
   CHECK_FALSE(UpToDate(live, "h"));
 }
 
@@ -230,7 +238,8 @@ TEST_CASE("JobSet status flows into the TrainJob status", "[reconciler]") {
         R"({"active":2,"failed":0,"name":"node","ready":1,"succeeded":0,"suspended":0})");
   CHECK(f.Condition("Complete") == nullptr);
 
-  f.SetJobSetStatus(R"({"conditions":[{"type":"Completed","status":"True","reason":"AllJobsCompleted",
+  f.SetJobSetStatus(
+      R"({"conditions":[{"type":"Completed","status":"True","reason":"AllJobsCompleted",
       "message":"jobset completed successfully","lastTransitionTime":"2026-01-01T00:10:00Z"}],
       "replicatedJobsStatus":[{"name":"node","ready":0,"active":0}]})");
   REQUIRE(f.Run().error.ok());
@@ -339,8 +348,7 @@ TEST_CASE("suspend and resume", "[reconciler]") {
   // Same state later: lastTransitionTime does not move.
   f.now += std::chrono::seconds(60);
   REQUIRE(f.Run().error.ok());
-  CHECK(f.Condition("Suspended")->Find("lastTransitionTime")->AsString() ==
-        "2026-01-01T00:00:30Z");
+  CHECK(f.Condition("Suspended")->Find("lastTransitionTime")->AsString() == "2026-01-01T00:00:30Z");
 
   f.Job()["spec"].Set("suspend", false);
   REQUIRE(f.Run().error.ok());
@@ -515,8 +523,9 @@ TEST_CASE("status merge patch carries only changed fields", "[reconciler]") {
   api::TrainJobStatus b;
   CHECK(StatusMergePatch(a, b).IsNull());
   b.jobs_status.push_back(api::JobStatus{.name = "node"});
-  CHECK(json::WriteCanonical(StatusMergePatch(a, b)) ==
-        R"({"status":{"jobsStatus":[{"active":0,"failed":0,"name":"node","ready":0,"succeeded":0,"suspended":0}]}})");
+  CHECK(
+      json::WriteCanonical(StatusMergePatch(a, b)) ==
+      R"({"status":{"jobsStatus":[{"active":0,"failed":0,"name":"node","ready":0,"succeeded":0,"suspended":0}]}})");
   CHECK(json::WriteCanonical(StatusMergePatch(b, a)) == R"({"status":null})");
   api::TrainJobStatus c = api::Clone(b);
   c.conditions.push_back(api::Condition{.type = "Suspended", .status = "True"});

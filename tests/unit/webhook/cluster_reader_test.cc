@@ -2,15 +2,14 @@
 // miss) over an in-memory apiserver, and the static reader.
 #include "webhook/cluster_reader.h"
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
-#include <catch2/catch.hpp>
-
 #include "common/kube/rest_mapper.h"
 #include "common/kube/testing/fake_client.h"
-#include "runtime/framework/reader.h"
 #include "runtime/api/codec.h"
+#include "runtime/framework/reader.h"
 #include "runtime/framework/testing/testing.h"
 #include "webhook/decoded_runtimes.h"
 
@@ -58,8 +57,9 @@ TEST_CASE("informer reader: runtimes from the caches, misses and other kinds liv
   CHECK(client.Calls("get") == gets_before);  // both served from the caches
 
   // Created after the list: found by the watch, or at worst by the live GET on a miss.
-  REQUIRE(client.Create(kube::kClusterTrainingRuntimes, "",
-                        Runtime("ClusterTrainingRuntime", "fresh")).ok());
+  REQUIRE(
+      client.Create(kube::kClusterTrainingRuntimes, "", Runtime("ClusterTrainingRuntime", "fresh"))
+          .ok());
   CHECK(reader->Get(framework::ClusterTrainingRuntimeGVK(), "", "fresh").ok());
 
   auto missing = reader->Get(framework::TrainingRuntimeGVK(), "team-b", "team");
@@ -112,7 +112,8 @@ TEST_CASE("informer reader: one decoded runtime per version, following updates a
   CHECK(decoded->spec.ml_policy->num_nodes == 4);
 
   REQUIRE(client.Delete(kube::kClusterTrainingRuntimes, "", "torch").ok());
-  REQUIRE(WaitFor([&] { return IsNotFound(reader->GetTrainingRuntime(ctr_gvk, "", "torch").status()); }));
+  REQUIRE(WaitFor(
+      [&] { return IsNotFound(reader->GetTrainingRuntime(ctr_gvk, "", "torch").status()); }));
   CHECK(reader->GetTrainingRuntime(ctr_gvk, "", "torch").status().message() ==
         "clustertrainingruntimes.trainer.kubeflow.org \"torch\" not found");
 }
@@ -172,7 +173,8 @@ TEST_CASE("static reader keys objects and answers NotFound like the apiserver") 
   REQUIRE(a.ok());
   CHECK(a->get() == b->get());
   CHECK(NumNodes(a) == 1);
-  CHECK((*reader)->GetTrainingRuntime(framework::ClusterTrainingRuntimeGVK(), "", "x")
+  CHECK((*reader)
+            ->GetTrainingRuntime(framework::ClusterTrainingRuntimeGVK(), "", "x")
             .status()
             .message() == missing.status().message());
 }

@@ -5,13 +5,12 @@
 // with want.json. UPDATE_GOLDENS=1 rewrites the want files; review the diff before committing.
 #include <openssl/evp.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "common/json/json.h"
 #include "runtime/api/codec.h"
@@ -61,7 +60,8 @@ std::string Base64Decode(const std::string& in) {
 }
 
 std::unique_ptr<ClusterReader> Runtimes() {
-  StatusOr<api::Manifests> m = api::DecodeManifests(ReadFile(fs::path(kTestdata) / "runtimes.yaml"));
+  StatusOr<api::Manifests> m =
+      api::DecodeManifests(ReadFile(fs::path(kTestdata) / "runtimes.yaml"));
   REQUIRE(m.ok());
   std::vector<json::Value> objects;
   for (api::TrainingRuntime& rt : m->runtimes) {
@@ -78,9 +78,9 @@ TEST_CASE("AdmissionReview goldens") {
   auto runtimes = core::Runtimes::New(*reader, [] { return std::string(kNow); });
   REQUIRE(runtimes.ok());
   AdmissionMux mux(nullptr);
-  RegisterWebhooks(mux, {.runtimes = runtimes->get(),
-                         .reader = reader.get(),
-                         .now = [] { return std::string(kNow); }});
+  RegisterWebhooks(mux, {.runtimes = runtimes->get(), .reader = reader.get(), .now = [] {
+                           return std::string(kNow);
+                         }});
   const bool update = std::getenv("UPDATE_GOLDENS") != nullptr;
 
   std::vector<fs::path> cases;

@@ -2,14 +2,13 @@
 // controller-runtime writes it), the error policy, metrics, and the same over TLS.
 #include "webhook/mux.h"
 
+#include <httplib.h>
 #include <openssl/evp.h>
 
+#include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <catch2/catch.hpp>
-#include <httplib.h>
 
 #include "common/http/cert_watcher.h"
 #include "common/http/server.h"
@@ -35,7 +34,8 @@ class FuncHandler final : public AdmissionHandler {
 
 std::string Review(std::string_view uid = "705ab4f5-6393-11e8-b7cc-42010a800002",
                    std::string_view operation = "CREATE", bool dry_run = false) {
-  return std::string(R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{)") +
+  return std::string(
+             R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{)") +
          R"("uid":")" + std::string(uid) + R"(",)" +
          R"("kind":{"group":"trainer.kubeflow.org","version":"v1alpha1","kind":"TrainJob"},)" +
          R"("resource":{"group":"trainer.kubeflow.org","version":"v1alpha1","resource":"trainjobs"},)" +
@@ -68,20 +68,20 @@ struct Fixture {
 
   Fixture() {
     mux.Register(kPath, std::make_shared<FuncHandler>([this](const AdmissionRequest& req) {
-      last.uid = req.uid;
-      last.operation = req.operation;
-      last.kind = req.kind;
-      last.group = req.group;
-      last.version = req.version;
-      last.resource = req.resource;
-      last.name = req.name;
-      last.namespace_ = req.namespace_;
-      last.username = req.username;
-      last.dry_run = req.dry_run;
-      last.object = req.object.Clone();
-      last.old_object = req.old_object.Clone();
-      return behaviour(req);
-    }));
+                   last.uid = req.uid;
+                   last.operation = req.operation;
+                   last.kind = req.kind;
+                   last.group = req.group;
+                   last.version = req.version;
+                   last.resource = req.resource;
+                   last.name = req.name;
+                   last.namespace_ = req.namespace_;
+                   last.username = req.username;
+                   last.dry_run = req.dry_run;
+                   last.object = req.object.Clone();
+                   last.old_object = req.old_object.Clone();
+                   return behaviour(req);
+                 }));
   }
   bool MetricsContain(const std::string& needle) {
     return registry.Text().find(needle) != std::string::npos;
@@ -121,10 +121,12 @@ TEST_CASE("denied: 403 Forbidden with the message, warnings kept; counted and HT
         R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"u-2",)"
         R"("allowed":false,"status":{"metadata":{},"message":"unsupported runtime: Foo.bar",)"
         R"("reason":"Forbidden","code":403},"warnings":["w1","w2"]}})");
-  CHECK(f.MetricsContain(std::string("trainer_webhook_denials_total{reason=\"Forbidden\",webhook=\"") +
-                         kPath + "\"} 1"));
-  CHECK(f.MetricsContain(std::string("controller_runtime_webhook_requests_total{code=\"200\",webhook=\"") +
-                         kPath + "\"} 1"));
+  CHECK(f.MetricsContain(
+      std::string("trainer_webhook_denials_total{reason=\"Forbidden\",webhook=\"") + kPath +
+      "\"} 1"));
+  CHECK(f.MetricsContain(
+      std::string("controller_runtime_webhook_requests_total{code=\"200\",webhook=\"") + kPath +
+      "\"} 1"));
 }
 
 TEST_CASE("patched: base64 JSONPatch and patchType; an empty patch is no patch") {
@@ -176,7 +178,8 @@ TEST_CASE("error policy: 400, 404, 413, 415 with AdmissionReview bodies") {
   };
   std::vector<Case> cases = {
       {"empty body", kPath, "application/json", "", 400, "request body is empty"},
-      {"not json", kPath, "application/json", "{not json", 400, "couldn't decode the AdmissionReview"},
+      {"not json", kPath, "application/json", "{not json", 400,
+       "couldn't decode the AdmissionReview"},
       {"array", kPath, "application/json", "[1,2]", 400, "expected an object, got array"},
       {"wrong kind", kPath, "application/json", R"({"kind":"Pod","apiVersion":"v1"})", 400,
        "expected kind AdmissionReview, got \\\"Pod\\\""},
@@ -233,8 +236,9 @@ TEST_CASE("a throwing handler answers 500 in an AdmissionReview and counts a pan
         R"("allowed":false,"status":{"metadata":{},"message":"panic: nil map [recovered]",)"
         R"("code":500}}})");
   CHECK(f.MetricsContain("controller_runtime_webhook_panics_total 1"));
-  CHECK(f.MetricsContain(std::string("trainer_webhook_denials_total{reason=\"InternalError\",webhook=\"") +
-                         kPath + "\"} 1"));
+  CHECK(f.MetricsContain(
+      std::string("trainer_webhook_denials_total{reason=\"InternalError\",webhook=\"") + kPath +
+      "\"} 1"));
   // Still serving.
   f.behaviour = [](const AdmissionRequest&) { return AdmissionResponse::Allowed(); };
   CHECK(f.mux.Serve(kPath, "application/json", Review()).body.find("\"allowed\":true") !=
@@ -283,8 +287,9 @@ TEST_CASE("over TLS: admission, 413 before reading the body, 404, keep-alive") {
   CHECK(big->status == 413);
   CHECK(big->get_header_value("Content-Type") == "application/json");
   CHECK(big->body.find("request entity is too large; limit is 7340032 bytes") != std::string::npos);
-  CHECK(f.MetricsContain(std::string("controller_runtime_webhook_requests_total{code=\"413\",webhook=\"") +
-                         kPath + "\"} 1"));
+  CHECK(f.MetricsContain(
+      std::string("controller_runtime_webhook_requests_total{code=\"413\",webhook=\"") + kPath +
+      "\"} 1"));
 
   httplib::SSLClient cli2("127.0.0.1", server.port());
   cli2.set_ca_cert_path(ca_path.c_str());

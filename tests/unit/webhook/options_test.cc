@@ -19,10 +19,10 @@ TEST_CASE("defaults match upstream's manager and the brief") {
 }
 
 TEST_CASE("both --flag=value and --flag value, -v and --v") {
-  auto o = ParseOptions({"--port=10443", "--cert-dir", "/certs", "-v=3", "--log-format=json",
-                         "--kubeconfig", "/k", "--metrics-bind-address=0",
-                         "--offline-runtimes=a.yaml", "--offline-runtimes", "b.yaml",
-                         "--webhook-threads=8"});
+  auto o =
+      ParseOptions({"--port=10443", "--cert-dir", "/certs", "-v=3", "--log-format=json",
+                    "--kubeconfig", "/k", "--metrics-bind-address=0", "--offline-runtimes=a.yaml",
+                    "--offline-runtimes", "b.yaml", "--webhook-threads=8"});
   REQUIRE(o.ok());
   CHECK(o->port == 10443);
   CHECK(o->cert_dir == "/certs");

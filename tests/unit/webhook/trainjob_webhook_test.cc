@@ -1,11 +1,12 @@
 // Unit tests for the TrainJob defaulter and validator and the (Cluster)TrainingRuntime validators:
 // each handler on fixed inputs (runtimes in a MapReader, a fixed clock), asserting on the
 // patched object (the patch applied to the request's object) and on denial texts.
+#include "webhook/trainjob_webhook.h"
+
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "common/json/json.h"
 #include "common/json/patch.h"
@@ -15,7 +16,6 @@
 #include "runtime/framework/testing/testing.h"
 #include "webhook/admission.h"
 #include "webhook/trainingruntime_webhook.h"
-#include "webhook/trainjob_webhook.h"
 
 namespace trainer::webhook {
 namespace {
@@ -172,8 +172,9 @@ spec:
   CHECK_FALSE(HasRemove(resp.patch));
 }
 
-TEST_CASE("defaulter translates podTemplateOverrides into a runtimePatches entry, with a warning, "
-          "and keeps the field") {
+TEST_CASE(
+    "defaulter translates podTemplateOverrides into a runtimePatches entry, with a warning, "
+    "and keeps the field") {
   TrainJobDefaulter d([] { return std::string(kNow); });
   AdmissionRequest req = Request("CREATE", R"(
 metadata: {name: j, namespace: default}
@@ -193,8 +194,9 @@ spec:
   REQUIRE(patches.size() == 1);
   CHECK(patches.at(0).Find("manager")->AsString() == "trainer.kubeflow.org/podtemplateoverrides");
   CHECK(patches.at(0).Find("time")->AsString() == kNow);
-  CHECK(Canon(*patches.at(0).Find("trainingRuntimeSpec")) ==
-        R"({"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"gpu"}}}}}}]}}})");
+  CHECK(
+      Canon(*patches.at(0).Find("trainingRuntimeSpec")) ==
+      R"({"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"gpu"}}}}}}]}}})");
   REQUIRE_FALSE(resp.warnings.empty());
   CHECK(resp.warnings.front().find("spec.podTemplateOverrides is deprecated") != std::string::npos);
 }
@@ -329,13 +331,15 @@ TEST_CASE("validator: deprecated runtime warns on CREATE and UPDATE") {
                      "deprecated}}");
   ValidatorFixture f({deprecated});
   for (const char* op : {"CREATE", "UPDATE"}) {
-    AdmissionResponse r = f.validator->Handle(Request(op, kJob, std::string(op) == "UPDATE" ? kJob : ""));
+    AdmissionResponse r =
+        f.validator->Handle(Request(op, kJob, std::string(op) == "UPDATE" ? kJob : ""));
     CHECK(r.allowed);
     REQUIRE(r.warnings.size() == 1);
     CHECK(r.warnings[0] ==
           "Referenced ClusterTrainingRuntime \"torch-distributed\" is deprecated and will be "
           "removed in a future release of Kubeflow Trainer. See runtime deprecation policy: "
-          "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy");
+          "https://trainer.kubeflow.org/en/latest/operator-guides/"
+          "runtime.html#runtime-deprecation-policy");
   }
 }
 
@@ -415,8 +419,9 @@ constexpr char kWantRuntimeErrors[] =
     "[spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1, "
     "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers: Invalid value: ";
 
-TEST_CASE("ClusterTrainingRuntime CREATE: replicas and required container, plus deprecation "
-          "warning") {
+TEST_CASE(
+    "ClusterTrainingRuntime CREATE: replicas and required container, plus deprecation "
+    "warning") {
   TrainingRuntimeValidator v(/*cluster=*/true);
   AdmissionResponse r = v.Handle(RuntimeRequest("CREATE", "ClusterTrainingRuntime"));
   CHECK_FALSE(r.allowed);
@@ -425,8 +430,8 @@ TEST_CASE("ClusterTrainingRuntime CREATE: replicas and required container, plus 
   CHECK(r.message.find("must contain the required container for the ancestor: trainer]") !=
         std::string::npos);
   REQUIRE(r.warnings.size() == 1);
-  CHECK(r.warnings[0].rfind("ClusterTrainingRuntime \"bad\" is deprecated and will be removed", 0) ==
-        0);
+  CHECK(r.warnings[0].rfind("ClusterTrainingRuntime \"bad\" is deprecated and will be removed",
+                            0) == 0);
 }
 
 TEST_CASE("ClusterTrainingRuntime UPDATE validates without the warning") {

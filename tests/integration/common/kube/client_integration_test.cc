@@ -50,7 +50,8 @@ TEST_CASE("CRUD with typed errors", "[integration]") {
   REQUIRE(merged.ok());
   CHECK(Str(*merged, {"data", "a"}) == "2");
   CHECK(Str(*merged, {"data", "b"}) == "x");
-  auto ops = json::Parse(R"([{"op":"replace","path":"/data/b","value":"y"},{"op":"test","path":"/data/a","value":"2"}])");
+  auto ops = json::Parse(
+      R"([{"op":"replace","path":"/data/b","value":"y"},{"op":"test","path":"/data/a","value":"2"}])");
   auto jp = client->Patch(kConfigMaps, n, "cm", PatchType::kJson, *ops);
   REQUIRE(jp.ok());
   CHECK(Str(*jp, {"data", "b"}) == "y");
@@ -61,14 +62,17 @@ TEST_CASE("CRUD with typed errors", "[integration]") {
   auto bad = client->Create(kConfigMaps, n, ConfigMap(n, "Bad_Name", {}));
   CHECK(bad.status().code() == StatusCode::kInvalid);
   CHECK(bad.status().http_code() == 422);
-  CHECK(bad.status().message().starts_with("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\""));
+  CHECK(bad.status().message().starts_with(
+      "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\""));
 
   // Delete preconditions.
   Status wrong_uid = client->Delete(kConfigMaps, n, "cm", {.precondition_uid = "not-the-uid"});
   CHECK(IsConflict(wrong_uid));
-  REQUIRE(client->Delete(kConfigMaps, n, "cm",
-                         {.propagation_policy = "Background", .precondition_uid = std::string(Uid(*got))})
-              .ok());
+  REQUIRE(
+      client
+          ->Delete(kConfigMaps, n, "cm",
+                   {.propagation_policy = "Background", .precondition_uid = std::string(Uid(*got))})
+          .ok());
   CHECK(IsNotFound(client->Get(kConfigMaps, n, "cm").status()));
   // Foreground deletion leaves the object with the foregroundDeletion finalizer until the
   // garbage collector has removed its dependents (none here).
@@ -117,7 +121,8 @@ TEST_CASE("server-side apply: conflicts between managers, force takes ownership"
   REQUIRE(a2.ok());
   CHECK(Str(*a2, {"data", "k"}) == "from-b");
   // a dropping only-a from its applied config removes the field it alone owned.
-  auto a3 = client->Apply(kConfigMaps, n, ConfigMap(n, "shared", {}), {.field_manager = "manager-a"});
+  auto a3 =
+      client->Apply(kConfigMaps, n, ConfigMap(n, "shared", {}), {.field_manager = "manager-a"});
   REQUIRE(a3.ok());
   CHECK(Str(*a3, {"data", "only-a"}) == "<absent>");
   CHECK_FALSE(client->Apply(kConfigMaps, n, ConfigMap(n, "shared", {}), {}).ok());  // no manager
@@ -145,7 +150,8 @@ TEST_CASE("status subresource patch and apply", "[integration]") {
   applied.Set("kind", "ResourceQuota");
   applied["metadata"].Set("name", "q");
   applied["status"]["used"].Set("pods", "4");
-  auto ssa = client->ApplyStatus(quotas, n, applied, {.field_manager = "quota-test", .force = true});
+  auto ssa =
+      client->ApplyStatus(quotas, n, applied, {.field_manager = "quota-test", .force = true});
   REQUIRE(ssa.ok());
   CHECK(Str(*ssa, {"status", "used", "pods"}) == "4");
 }
@@ -183,8 +189,8 @@ TEST_CASE("a paginated list of 2,000 objects", "[integration]") {
   CHECK(page->Find("items")->size() == 10);
   CHECK(Str(*page, {"metadata", "continue"}) != "<absent>");
   // The informer pages its initial list the same way.
-  informer::Informer inf(*client, {.gvr = kConfigMaps, .ns = n, .label_selector = "page-test=yes",
-                                   .page_size = 500});
+  informer::Informer inf(
+      *client, {.gvr = kConfigMaps, .ns = n, .label_selector = "page-test=yes", .page_size = 500});
   inf.Start();
   REQUIRE(inf.WaitForSync(60s));
   CHECK(inf.store().size() == kObjects);

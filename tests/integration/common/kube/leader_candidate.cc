@@ -40,8 +40,16 @@ int main(int argc, char** argv) {
   const std::string identity = argv[4];
   leader::LeaderElector elector(
       **client, {.lease_namespace = argv[2], .lease_name = argv[3], .identity = identity},
-      {.on_started_leading = [&] { std::printf("LEADING %s\n", identity.c_str()); std::fflush(stdout); },
-       .on_stopped_leading = [] { std::printf("STOPPED\n"); std::fflush(stdout); }});
+      {.on_started_leading =
+           [&] {
+             std::printf("LEADING %s\n", identity.c_str());
+             std::fflush(stdout);
+           },
+       .on_stopped_leading =
+           [] {
+             std::printf("STOPPED\n");
+             std::fflush(stdout);
+           }});
   elector.Run(stop.get_token());
   return 0;
 }

@@ -36,7 +36,8 @@ Candidate Spawn(const std::string& ns, const std::string& identity) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, c.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (c.log + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, (c.log + ".err").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> args = {bin, kubeconfig, ns, "trainer-test-lease", identity};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -96,7 +97,8 @@ TEST_CASE("leader hand-over between two processes", "[integration][leader]") {
   CHECK(takeover >= 14s);  // never before the lease (15 s, observed on c's clock) expired
   CHECK(takeover < 25s);
   CHECK(Holder(*client, ns.name()) == "candidate-c");
-  std::printf("take-over after kill took %.1f s\n", std::chrono::duration<double>(takeover).count());
+  std::printf("take-over after kill took %.1f s\n",
+              std::chrono::duration<double>(takeover).count());
   StopAndWait(c, SIGTERM);
   CHECK(Holder(*client, ns.name()) == "<absent>");  // released: holderIdentity cleared
 }

@@ -36,7 +36,9 @@ TEST_CASE("a watch and an informer survive an apiserver restart", "[integration]
   testbed::TempNamespace ns(*client, "kube-restart");
   const std::string& n = ns.name();
   for (int i = 0; i < 5; ++i) {
-    REQUIRE(client->Create(kConfigMaps, n, ConfigMap(n, "before-" + std::to_string(i), {{"v", "0"}})).ok());
+    REQUIRE(
+        client->Create(kConfigMaps, n, ConfigMap(n, "before-" + std::to_string(i), {{"v", "0"}}))
+            .ok());
   }
   informer::Informer inf(*client, {.gvr = kConfigMaps, .ns = n});
   std::atomic<int> deletes{0};
@@ -66,8 +68,8 @@ TEST_CASE("a watch and an informer survive an apiserver restart", "[integration]
   patch["data"].Set("v", "2");
   REQUIRE(client->Patch(kConfigMaps, n, "before-0", PatchType::kMerge, patch).ok());
   REQUIRE(client->Delete(kConfigMaps, n, "before-1").ok());
-  const bool converged = testbed::Eventually(
-      [&] { return Snapshot(inf.store()) == ServerState(*client, n); }, 90s);
+  const bool converged =
+      testbed::Eventually([&] { return Snapshot(inf.store()) == ServerState(*client, n); }, 90s);
   CHECK(converged);
   CHECK(inf.store().size() == 5);
   CHECK(deletes == 1);

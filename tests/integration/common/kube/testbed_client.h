@@ -2,13 +2,14 @@
 // throwaway namespaces, and polling with a deadline.
 #pragma once
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include "common/kube/curl/client.h"
 #include "common/kube/rest_mapper.h"
@@ -34,7 +35,8 @@ class TempNamespace {
  public:
   TempNamespace(Client& client, std::string_view prefix) : client_(client) {
     static int counter = 0;
-    name_ = std::string(prefix) + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+    name_ =
+        std::string(prefix) + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
     json::Value ns = json::Value::Object();
     ns.Set("apiVersion", "v1");
     ns.Set("kind", "Namespace");

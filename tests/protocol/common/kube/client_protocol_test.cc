@@ -35,8 +35,9 @@ std::unique_ptr<CurlClient> NewClient(const ScriptServer& server, ClientOptions 
 }
 
 std::string Event(std::string_view type, std::string_view name, std::string_view rv) {
-  return "{\"type\":\"" + std::string(type) + "\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" +
-         std::string(name) + "\",\"resourceVersion\":\"" + std::string(rv) + "\"}}}\n";
+  return "{\"type\":\"" + std::string(type) +
+         "\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" + std::string(name) +
+         "\",\"resourceVersion\":\"" + std::string(rv) + "\"}}}\n";
 }
 
 TEST_CASE("watch decodes an event split at every byte offset of the stream", "[protocol]") {
@@ -114,8 +115,8 @@ TEST_CASE("a silent watch connection is detected as dead", "[protocol]") {
   });
   auto client = NewClient(server);
   const auto start = SteadyClock::now();
-  Status s = client->Watch(kConfigMaps, "", {.idle_timeout = 300ms},
-                           [](WatchEvent&) { return true; });
+  Status s =
+      client->Watch(kConfigMaps, "", {.idle_timeout = 300ms}, [](WatchEvent&) { return true; });
   CHECK(s.code() == StatusCode::kUnavailable);
   CHECK(s.message().find("assuming the connection is dead") != std::string::npos);
   CHECK(SteadyClock::now() - start < 1200ms);
@@ -135,8 +136,8 @@ TEST_CASE("stopping a watch returns at once", "[protocol]") {
     while (events.load() == 0) std::this_thread::sleep_for(5ms);
     stop.request_stop();
   });
-  Status s = client->Watch(kConfigMaps, "", {}, [&](WatchEvent&) { return ++events, true; },
-                           stop.get_token());
+  Status s = client->Watch(
+      kConfigMaps, "", {}, [&](WatchEvent&) { return ++events, true; }, stop.get_token());
   stopper.join();
   CHECK(s.code() == StatusCode::kCancelled);
   CHECK(SteadyClock::now() - start < 500ms);
@@ -179,7 +180,8 @@ TEST_CASE("5xx: reads are retried, ambiguous create failures are not", "[protoco
   ScriptServer server([&](const ScriptServer::Request& r, ScriptServer::Conn& c) {
     const int n = calls++;
     if (r.method == "GET") {
-      c.Write(n == 0 ? ScriptServer::Response(503, ScriptServer::StatusBody(503, "ServiceUnavailable", "x"))
+      c.Write(n == 0 ? ScriptServer::Response(
+                           503, ScriptServer::StatusBody(503, "ServiceUnavailable", "x"))
                      : ScriptServer::Response(200, R"({"metadata":{"name":"x"}})"));
     } else if (r.Path().ends_with("/retry-after")) {
       c.Write(n % 2 == 0 ? ScriptServer::Response(500, "{}", "Retry-After: 0\r\n")
@@ -218,11 +220,16 @@ TEST_CASE("connection errors are retried and then reported", "[protocol]") {
 TEST_CASE("typed errors keep the apiserver message", "[protocol]") {
   ScriptServer server([](const ScriptServer::Request& r, ScriptServer::Conn& c) {
     if (r.method == "GET") {
-      c.Write(ScriptServer::Response(404, ScriptServer::StatusBody(404, "NotFound", "configmaps \\\"x\\\" not found")));
+      c.Write(ScriptServer::Response(
+          404, ScriptServer::StatusBody(404, "NotFound", "configmaps \\\"x\\\" not found")));
     } else if (r.method == "POST") {
-      c.Write(ScriptServer::Response(409, ScriptServer::StatusBody(409, "AlreadyExists", "exists")));
+      c.Write(
+          ScriptServer::Response(409, ScriptServer::StatusBody(409, "AlreadyExists", "exists")));
     } else {
-      c.Write(ScriptServer::Response(409, ScriptServer::StatusBody(409, "Conflict", "Apply failed with 1 conflict: conflict with \\\"other\\\": .data.k")));
+      c.Write(ScriptServer::Response(
+          409, ScriptServer::StatusBody(
+                   409, "Conflict",
+                   "Apply failed with 1 conflict: conflict with \\\"other\\\": .data.k")));
     }
   });
   auto client = NewClient(server);
@@ -235,7 +242,8 @@ TEST_CASE("typed errors keep the apiserver message", "[protocol]") {
   CHECK(IsAlreadyExists(client->Create(kConfigMaps, "ns", obj).status()));
   auto applied = client->Apply(kConfigMaps, "ns", obj, {.field_manager = "trainer", .force = true});
   CHECK(IsConflict(applied.status()));
-  CHECK(applied.status().message() == "Apply failed with 1 conflict: conflict with \"other\": .data.k");
+  CHECK(applied.status().message() ==
+        "Apply failed with 1 conflict: conflict with \"other\": .data.k");
   const auto apply_req = server.requests().back();
   CHECK(apply_req.method == "PATCH");
   CHECK(apply_req.headers.at("content-type") == "application/apply-patch+yaml");
@@ -249,8 +257,9 @@ TEST_CASE("requests carry the verb-specific shape", "[protocol]") {
     c.Write(ScriptServer::Response(200, R"({"kind":"Status","status":"Success"})"));
   });
   auto client = NewClient(server);
-  REQUIRE(client->Delete(kJobSets, "ns", "js",
-                         {.propagation_policy = "Foreground", .precondition_uid = "u1"})
+  REQUIRE(client
+              ->Delete(kJobSets, "ns", "js",
+                       {.propagation_policy = "Foreground", .precondition_uid = "u1"})
               .ok());
   auto del = server.requests().back();
   CHECK(del.method == "DELETE");
@@ -274,13 +283,19 @@ TEST_CASE("ListAll follows continue tokens and falls back on an expired token", 
   ScriptServer server([&](const ScriptServer::Request& r, ScriptServer::Conn& c) {
     const std::string cont = r.Param("continue");
     if (cont.empty() && r.Param("limit").empty()) {
-      c.Write(ScriptServer::Response(200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"9"},"items":[{"n":1},{"n":2},{"n":3}]})"));
+      c.Write(ScriptServer::Response(
+          200,
+          R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"9"},"items":[{"n":1},{"n":2},{"n":3}]})"));
     } else if (cont.empty()) {
-      c.Write(ScriptServer::Response(200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"7","continue":"c1"},"items":[{"n":1},{"n":2}]})"));
+      c.Write(ScriptServer::Response(
+          200,
+          R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"7","continue":"c1"},"items":[{"n":1},{"n":2}]})"));
     } else if (expire) {
-      c.Write(ScriptServer::Response(410, ScriptServer::StatusBody(410, "Expired", "continue expired")));
+      c.Write(ScriptServer::Response(410,
+                                     ScriptServer::StatusBody(410, "Expired", "continue expired")));
     } else {
-      c.Write(ScriptServer::Response(200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"7"},"items":[{"n":3}]})"));
+      c.Write(ScriptServer::Response(
+          200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"7"},"items":[{"n":3}]})"));
     }
   });
   auto client = NewClient(server);
@@ -349,7 +364,8 @@ TEST_CASE("a rotated token is re-read after a 401", "[protocol]") {
     if (r.headers.count("authorization") && r.headers.at("authorization") == "Bearer new-token") {
       c.Write(ScriptServer::Response(200, R"({"metadata":{"name":"x"}})"));
     } else {
-      c.Write(ScriptServer::Response(401, ScriptServer::StatusBody(401, "Unauthorized", "Unauthorized")));
+      c.Write(ScriptServer::Response(
+          401, ScriptServer::StatusBody(401, "Unauthorized", "Unauthorized")));
     }
   });
   RestConfig cfg;

@@ -116,14 +116,16 @@ TEST_CASE("410 mid-stream relists and deletes what the list no longer has",
   std::atomic<int> list_no{0}, watch_no{0};
   ScriptServer server([&](const ScriptServer::Request& r, ScriptServer::Conn& c) {
     if (r.Param("watch").empty()) {
-      c.Write(ScriptServer::Response(
-          200, ++list_no == 1 ? List("10", {Obj("a", "1"), Obj("b", "2")}) : List("30", {Obj("a", "25")})));
+      c.Write(ScriptServer::Response(200, ++list_no == 1
+                                              ? List("10", {Obj("a", "1"), Obj("b", "2")})
+                                              : List("30", {Obj("a", "25")})));
       return;
     }
     c.Write(ScriptServer::ChunkedHead());
     if (++watch_no == 1) {
       c.Chunk(R"({"type":"ERROR","object":)" +
-              ScriptServer::StatusBody(410, "Expired", "too old resource version: 10 (20)") + "}\n");
+              ScriptServer::StatusBody(410, "Expired", "too old resource version: 10 (20)") +
+              "}\n");
       c.Chunk("");
     } else {
       std::this_thread::sleep_for(300ms);

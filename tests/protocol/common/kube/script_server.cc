@@ -71,8 +71,8 @@ std::string ScriptServer::ChunkedHead(int code) {
 
 std::string ScriptServer::StatusBody(int code, std::string_view reason, std::string_view message) {
   return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" +
-         std::string(message) + R"(","reason":")" + std::string(reason) +
-         R"(","code":)" + std::to_string(code) + "}";
+         std::string(message) + R"(","reason":")" + std::string(reason) + R"(","code":)" +
+         std::to_string(code) + "}";
 }
 
 ScriptServer::ScriptServer(Handler handler) : handler_(std::move(handler)) {

@@ -25,7 +25,7 @@ class ScriptServer {
  public:
   struct Request {
     std::string method;
-    std::string target;  // path and query
+    std::string target;                          // path and query
     std::map<std::string, std::string> headers;  // lower-case names
     std::string body;
     int connection = 0;  // ordinal of the TCP connection it arrived on
@@ -59,8 +59,7 @@ class ScriptServer {
   int connections() const { return connections_.load(); }
 
   // A complete response with Content-Length.
-  static std::string Response(int code, std::string_view body,
-                              std::string_view extra_headers = "");
+  static std::string Response(int code, std::string_view body, std::string_view extra_headers = "");
   // Status line and headers of a chunked response (write chunks with Conn::Chunk, end with "").
   static std::string ChunkedHead(int code = 200);
   // A metav1.Status error body.

@@ -3,21 +3,20 @@
 #include "common/http/server.h"
 
 #include <arpa/inet.h>
+#include <httplib.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <set>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
-#include <httplib.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include "common/http/cert_watcher.h"
 #include "common/http/probes.h"
@@ -93,8 +92,8 @@ struct TlsFixture {
   explicit TlsFixture(std::chrono::milliseconds poll = 50ms) {
     dir.Write(ca.Issue("serving-1"));
     ca_path = dir.WriteCa(ca.cert_pem());
-    certs = std::make_unique<CertWatcher>(CertWatcherOptions{
-        .cert_dir = dir.path(), .poll_interval = poll, .registry = &registry});
+    certs = std::make_unique<CertWatcher>(
+        CertWatcherOptions{.cert_dir = dir.path(), .poll_interval = poll, .registry = &registry});
     REQUIRE(certs->Load().ok());
     certs->Start();
     server = std::make_unique<Server>(ServerOptions{.address = "127.0.0.1:0", .tls = certs.get()});
@@ -231,8 +230,9 @@ TEST_CASE("TLS server refuses TLS 1.1 and non-AEAD or non-ECDHE TLS 1.2 suites")
   CHECK(PeerCommonName(f.server->port(), TLS1_2_VERSION, "AES128-GCM-SHA256").empty());
 }
 
-TEST_CASE("certificate rotation through ..data swap: zero failed requests, new handshakes get "
-          "the new certificate") {
+TEST_CASE(
+    "certificate rotation through ..data swap: zero failed requests, new handshakes get "
+    "the new certificate") {
   TlsFixture f;
   REQUIRE(f.certs->ready());
   CHECK(PeerCommonName(f.server->port()) == "serving-1");
@@ -385,8 +385,7 @@ TEST_CASE("health checks: aggregated, per-check, verbose, exclude; /metrics") {
   auto r = cli.Get("/readyz");
   REQUIRE(r);
   CHECK(r->status == 500);
-  CHECK(r->body ==
-        "[+]informers ok\n[-]readyz failed: reason withheld\nhealthz check failed\n");
+  CHECK(r->body == "[+]informers ok\n[-]readyz failed: reason withheld\nhealthz check failed\n");
   auto one = cli.Get("/readyz/readyz");
   REQUIRE(one);
   CHECK(one->status == 500);
@@ -470,8 +469,8 @@ TEST_CASE("a request trickled byte by byte is cut off at request_read_timeout") 
   dir.Write(ca.Issue("serving-1"));
   CertWatcher certs(CertWatcherOptions{.cert_dir = dir.path()});
   REQUIRE(certs.Load().ok());
-  Server server({.address = "127.0.0.1:0", .tls = tls ? &certs : nullptr,
-                 .request_read_timeout = 2s});
+  Server server(
+      {.address = "127.0.0.1:0", .tls = tls ? &certs : nullptr, .request_read_timeout = 2s});
   server.Get("/port", [](const Request&, Response& res) { res.set_content("x", "text/plain"); });
   REQUIRE(server.Start().ok());
 
@@ -494,8 +493,8 @@ TEST_CASE("a request trickled byte by byte is cut off at request_read_timeout") 
   auto get = [&](char* buf, int size) {
     return tls ? SSL_read(ssl, buf, size) : static_cast<int>(recv(fd, buf, size, 0));
   };
-  const std::string request = "GET /port HTTP/1.1\r\nHost: x\r\nX-Pad: " +
-                              std::string(200, 'a') + "\r\n\r\n";
+  const std::string request =
+      "GET /port HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(200, 'a') + "\r\n\r\n";
   const auto start = std::chrono::steady_clock::now();
   size_t sent = 0;
   for (; sent < request.size(); ++sent) {

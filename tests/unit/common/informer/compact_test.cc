@@ -18,8 +18,20 @@ json::Value ParseOrDie(std::string_view text) {
 
 TEST_CASE("compact objects round-trip every value kind", "[informer][compact]") {
   const char* docs[] = {
-      "null", "true", "false", "0", "-1", "9223372036854775807", "-9223372036854775808", "1.5",
-      "-0.25", "\"\"", "\"h\\u00e9llo\"", "[]", "{}", "[1,[2,[3,{}]],null]",
+      "null",
+      "true",
+      "false",
+      "0",
+      "-1",
+      "9223372036854775807",
+      "-9223372036854775808",
+      "1.5",
+      "-0.25",
+      "\"\"",
+      "\"h\\u00e9llo\"",
+      "[]",
+      "{}",
+      "[1,[2,[3,{}]],null]",
       R"({"z":1,"a":{"y":[true,false,null,"s",2.5]},"m":{}})",
   };
   for (const char* d : docs) {

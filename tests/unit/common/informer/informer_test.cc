@@ -44,9 +44,8 @@ struct Recorder {
   std::vector<std::string> events;  // "add ns/name", "update ns/name", "delete ns/name"
   EventHandler Handler() {
     return {.on_add = [this](const json::Value& o) { Push("add " + kube::ObjectKeyOf(o)); },
-            .on_update = [this](const json::Value&, const json::Value& o) {
-              Push("update " + kube::ObjectKeyOf(o));
-            },
+            .on_update = [this](const json::Value&,
+                                const json::Value& o) { Push("update " + kube::ObjectKeyOf(o)); },
             .on_delete = [this](const json::Value& o) { Push("delete " + kube::ObjectKeyOf(o)); }};
   }
   void Push(std::string e) {
@@ -78,9 +77,12 @@ TEST_CASE("informer lists, then follows the watch into its cache and handlers", 
   client.Seed(kube::kTrainJobs, Job("b", "j3", "torch"));
   Recorder rec;  // outlives the informer, whose thread calls into it
   Informer inf(client, Options());
-  REQUIRE(inf.AddIndexer("runtime", [](const json::Value& o) {
-    return std::vector<std::string>{o.Find("spec")->Find("runtimeRef")->Find("name")->AsString()};
-  }).ok());
+  REQUIRE(inf.AddIndexer("runtime",
+                         [](const json::Value& o) {
+                           return std::vector<std::string>{
+                               o.Find("spec")->Find("runtimeRef")->Find("name")->AsString()};
+                         })
+              .ok());
   inf.AddEventHandler(rec.Handler());
   CHECK_FALSE(inf.HasSynced());
   inf.Start();
@@ -179,8 +181,7 @@ TEST_CASE("the first list is cached page by page, each page before the next is a
   inf.Stop();
 }
 
-TEST_CASE("a paged list syncs after the last page; later relists page the same way",
-          "[informer]") {
+TEST_CASE("a paged list syncs after the last page; later relists page the same way", "[informer]") {
   FakeClient client;
   for (int i = 0; i < 5; ++i) client.Seed(kube::kTrainJobs, Job("a", "j" + std::to_string(i), "t"));
   Recorder rec;  // outlives the informer, whose thread calls into it

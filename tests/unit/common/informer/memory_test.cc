@@ -35,8 +35,9 @@ json::Value MakeJobSet(const json::Value& tmpl, int i, bool strip) {
   js["metadata"].Set("uid", "6c0a4a57-91d2-4f2e-a3d3-" + std::to_string(100000000000 + i));
   js["metadata"].Set("resourceVersion", std::to_string(200000 + i));
   js["metadata"]["annotations"].Set("trainer.kubeflow.org/trainjob-name", name);
-  json::Value& env = js["spec"]["replicatedJobs"].at(0)["template"]["spec"]["template"]["spec"]
-                       ["containers"].at(0)["env"];
+  json::Value& env =
+      js["spec"]["replicatedJobs"].at(0)["template"]["spec"]["template"]["spec"]["containers"].at(
+          0)["env"];
   env.at(3).Set("value", name + "-node-0-0." + name);
   if (strip) kube::StripManagedFields(js);
   return js;

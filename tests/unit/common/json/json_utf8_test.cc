@@ -2,7 +2,6 @@
 // escapes as U+FFFD (Go's encoding/json does, and AdmissionReview bodies come from Go), and the
 // writers never emit invalid UTF-8.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "common/json/json.h"
@@ -49,7 +48,10 @@ TEST_CASE("json::Parse reads invalid UTF-8 in strings as U+FFFD, byte by byte", 
   const Case cases[] = {
       {"lone 0xff", "\xff", kFFFD},
       {"continuation byte", "a\x80z", "a" + kFFFD + "z"},
-      {"truncated 3-byte sequence", "\xE2\x82" "A", kFFFD + kFFFD + "A"},
+      {"truncated 3-byte sequence",
+       "\xE2\x82"
+       "A",
+       kFFFD + kFFFD + "A"},
       {"overlong slash", "\xC0\xAF", kFFFD + kFFFD},
       {"encoded surrogate", "\xED\xA0\x80", kFFFD + kFFFD + kFFFD},
       {"above U+10FFFF", "\xF4\x90\x80\x80", kFFFD + kFFFD + kFFFD + kFFFD},

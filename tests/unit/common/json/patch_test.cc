@@ -4,7 +4,6 @@
 #include "common/json/patch.h"
 
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <string>
 
@@ -32,19 +31,21 @@ TEST_CASE("ApplyJsonPatch follows RFC 6902", "[unit][patch]") {
        R"([{"op":"add","path":"/foo/1","value":"qux"}])", R"({"foo":["bar","qux","baz"]})"},
       {"A.3 remove member", R"({"baz":"qux","foo":"bar"})", R"([{"op":"remove","path":"/baz"}])",
        R"({"foo":"bar"})"},
-      {"A.4 remove element", R"({"foo":["bar","qux","baz"]})", R"([{"op":"remove","path":"/foo/1"}])",
-       R"({"foo":["bar","baz"]})"},
+      {"A.4 remove element", R"({"foo":["bar","qux","baz"]})",
+       R"([{"op":"remove","path":"/foo/1"}])", R"({"foo":["bar","baz"]})"},
       {"A.5 replace", R"({"baz":"qux","foo":"bar"})",
        R"([{"op":"replace","path":"/baz","value":"boo"}])", R"({"baz":"boo","foo":"bar"})"},
       {"A.6 move member", R"({"foo":{"bar":"baz","waldo":"fred"},"qux":{"corge":"grault"}})",
        R"([{"op":"move","from":"/foo/waldo","path":"/qux/thud"}])",
        R"({"foo":{"bar":"baz"},"qux":{"corge":"grault","thud":"fred"}})"},
       {"A.7 move element", R"({"foo":["all","grass","cows","eat"]})",
-       R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])", R"({"foo":["all","cows","eat","grass"]})"},
+       R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])",
+       R"({"foo":["all","cows","eat","grass"]})"},
       {"A.8 test success", R"({"baz":"qux","foo":["a",2,"c"]})",
        R"([{"op":"test","path":"/baz","value":"qux"},{"op":"test","path":"/foo/1","value":2}])",
        R"({"baz":"qux","foo":["a",2,"c"]})"},
-      {"A.9 test failure", R"({"baz":"qux"})", R"([{"op":"test","path":"/baz","value":"bar"}])", nullptr},
+      {"A.9 test failure", R"({"baz":"qux"})", R"([{"op":"test","path":"/baz","value":"bar"}])",
+       nullptr},
       {"A.10 add nested member", R"({"foo":"bar"})",
        R"([{"op":"add","path":"/child","value":{"grandchild":{}}}])",
        R"({"foo":"bar","child":{"grandchild":{}}})"},
@@ -57,10 +58,12 @@ TEST_CASE("ApplyJsonPatch follows RFC 6902", "[unit][patch]") {
       {"A.15 comparing strings and numbers", R"({"/":9,"~1":10})",
        R"([{"op":"test","path":"/~01","value":"10"}])", nullptr},
       {"A.16 add array value", R"({"foo":["bar"]})",
-       R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])", R"({"foo":["bar",["abc","def"]]})"},
+       R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])",
+       R"({"foo":["bar",["abc","def"]]})"},
       {"replace root", R"({"a":1})", R"([{"op":"replace","path":"","value":[1]}])", "[1]"},
       {"add root", R"({"a":1})", R"([{"op":"add","path":"","value":{"b":2}}])", R"({"b":2})"},
-      {"escaped slash", R"({"a/b":1})", R"([{"op":"replace","path":"/a~1b","value":2}])", R"({"a/b":2})"},
+      {"escaped slash", R"({"a/b":1})", R"([{"op":"replace","path":"/a~1b","value":2}])",
+       R"({"a/b":2})"},
       {"copy", R"({"a":{"x":1}})", R"([{"op":"copy","from":"/a","path":"/b"}])",
        R"({"a":{"x":1},"b":{"x":1}})"},
       {"add at end index", R"([1,2])", R"([{"op":"add","path":"/2","value":3}])", "[1,2,3]"},
@@ -70,7 +73,8 @@ TEST_CASE("ApplyJsonPatch follows RFC 6902", "[unit][patch]") {
       {"negative index", R"([1,2])", R"([{"op":"remove","path":"/-1"}])", nullptr},
       {"replace missing", R"({})", R"([{"op":"replace","path":"/a","value":1}])", nullptr},
       {"remove missing", R"({})", R"([{"op":"remove","path":"/a"}])", nullptr},
-      {"move into own child", R"({"a":{"b":1}})", R"([{"op":"move","from":"/a","path":"/a/c"}])", nullptr},
+      {"move into own child", R"({"a":{"b":1}})", R"([{"op":"move","from":"/a","path":"/a/c"}])",
+       nullptr},
       {"move to itself", R"({"a":1})", R"([{"op":"move","from":"/a","path":"/a"}])", R"({"a":1})"},
       {"bad pointer", R"({})", R"([{"op":"add","path":"a","value":1}])", nullptr},
       {"bad escape", R"({})", R"([{"op":"add","path":"/~2","value":1}])", nullptr},
@@ -80,7 +84,8 @@ TEST_CASE("ApplyJsonPatch follows RFC 6902", "[unit][patch]") {
       {"not an array", R"({})", R"({"op":"add","path":"/a","value":1})", nullptr},
       {"op not an object", R"({})", R"([1])", nullptr},
       {"index into scalar", R"({"a":1})", R"([{"op":"add","path":"/a/b","value":1}])", nullptr},
-      {"test numbers by value", R"({"a":1})", R"([{"op":"test","path":"/a","value":1.0}])", R"({"a":1})"},
+      {"test numbers by value", R"({"a":1})", R"([{"op":"test","path":"/a","value":1.0}])",
+       R"({"a":1})"},
       {"remove root", R"({"a":1})", R"([{"op":"remove","path":""}])", nullptr},
   };
   for (const Case& c : cases) {
@@ -101,7 +106,8 @@ TEST_CASE("ApplyJsonPatch follows RFC 6902", "[unit][patch]") {
 
 TEST_CASE("ApplyJsonPatch is atomic and names the failing operation", "[unit][patch]") {
   Value doc = J(R"({"a":1})");
-  Status s = ApplyJsonPatch(doc, J(R"([{"op":"add","path":"/b","value":2},{"op":"remove","path":"/c"}])"));
+  Status s =
+      ApplyJsonPatch(doc, J(R"([{"op":"add","path":"/b","value":2},{"op":"remove","path":"/c"}])"));
   REQUIRE_FALSE(s.ok());
   CHECK(s.message() == "json patch operation 1 (remove /c): path not found");
   CHECK(Write(doc) == R"({"a":1})");
@@ -117,9 +123,11 @@ TEST_CASE("CreateJsonPatch emits minimal ops", "[unit][patch]") {
   const Case cases[] = {
       {"equal", R"({"a":[1,{"b":2}]})", R"({"a":[1,{"b":2}]})", "[]"},
       {"numbers by value", R"({"a":1})", R"({"a":1.0})", "[]"},
-      {"add key", R"({"a":1})", R"({"a":1,"b":{"c":2}})", R"([{"op":"add","path":"/b","value":{"c":2}}])"},
+      {"add key", R"({"a":1})", R"({"a":1,"b":{"c":2}})",
+       R"([{"op":"add","path":"/b","value":{"c":2}}])"},
       {"remove key", R"({"a":1,"b":2})", R"({"a":1})", R"([{"op":"remove","path":"/b"}])"},
-      {"replace scalar", R"({"a":1})", R"({"a":"1"})", R"([{"op":"replace","path":"/a","value":"1"}])"},
+      {"replace scalar", R"({"a":1})", R"({"a":"1"})",
+       R"([{"op":"replace","path":"/a","value":"1"}])"},
       {"escape keys", R"({})", R"({"a/b~c":1})", R"([{"op":"add","path":"/a~1b~0c","value":1}])"},
       {"array append", R"([1])", R"([1,2,3])",
        R"([{"op":"add","path":"/1","value":2},{"op":"add","path":"/2","value":3}])"},
@@ -146,11 +154,16 @@ Value RandomValue(std::mt19937& rng, int depth) {
   static const char* kKeys[] = {"a", "b", "c", "a/b", "~", "~1", "", "-", "0", "spec"};
   int pick = static_cast<int>(rng() % (depth > 3 ? 5 : 7));
   switch (pick) {
-    case 0: return Value();
-    case 1: return Value(rng() % 2 == 0);
-    case 2: return Value(static_cast<int64_t>(rng() % 5));
-    case 3: return Value(std::string(kKeys[rng() % std::size(kKeys)]));
-    case 4: return Value(0.5 * static_cast<double>(rng() % 4));
+    case 0:
+      return Value();
+    case 1:
+      return Value(rng() % 2 == 0);
+    case 2:
+      return Value(static_cast<int64_t>(rng() % 5));
+    case 3:
+      return Value(std::string(kKeys[rng() % std::size(kKeys)]));
+    case 4:
+      return Value(0.5 * static_cast<double>(rng() % 4));
     case 5: {
       Value a = Value::Array();
       for (size_t i = 0, n = rng() % 5; i < n; ++i) a.PushBack(RandomValue(rng, depth + 1));
@@ -171,16 +184,28 @@ void Mutate(std::mt19937& rng, Value& v, int depth) {
   if (v.IsObject() && !v.empty() && rng() % 3 != 0) {
     Member& m = v.members()[rng() % v.size()];
     switch (rng() % 3) {
-      case 0: Mutate(rng, m.second, depth + 1); return;
-      case 1: v.Erase(std::string(m.first)); return;
-      default: v.Set("new" + std::to_string(rng() % 3), RandomValue(rng, depth + 1)); return;
+      case 0:
+        Mutate(rng, m.second, depth + 1);
+        return;
+      case 1:
+        v.Erase(std::string(m.first));
+        return;
+      default:
+        v.Set("new" + std::to_string(rng() % 3), RandomValue(rng, depth + 1));
+        return;
     }
   }
   if (v.IsArray() && !v.empty() && rng() % 3 != 0) {
     switch (rng() % 3) {
-      case 0: Mutate(rng, v.at(rng() % v.size()), depth + 1); return;
-      case 1: v.elements().pop_back(); return;
-      default: v.PushBack(RandomValue(rng, depth + 1)); return;
+      case 0:
+        Mutate(rng, v.at(rng() % v.size()), depth + 1);
+        return;
+      case 1:
+        v.elements().pop_back();
+        return;
+      default:
+        v.PushBack(RandomValue(rng, depth + 1));
+        return;
     }
   }
   v = RandomValue(rng, depth);
@@ -267,11 +292,11 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
     const char* want;  // nullptr: error expected
   };
   const Case cases[] = {
-      {"maps merge, scalars replace",
-       R"({"metadata":{"labels":{"a":"1"}},"spec":{"x":1}})",
+      {"maps merge, scalars replace", R"({"metadata":{"labels":{"a":"1"}},"spec":{"x":1}})",
        R"({"metadata":{"labels":{"b":"2"}},"spec":{"x":2}})",
        R"({"metadata":{"labels":{"a":"1","b":"2"}},"spec":{"x":2}})"},
-      {"null deletes", R"({"a":1,"b":{"c":1,"d":2}})", R"({"a":null,"b":{"c":null}})", R"({"b":{"d":2}})"},
+      {"null deletes", R"({"a":1,"b":{"c":1,"d":2}})", R"({"a":null,"b":{"c":null}})",
+       R"({"b":{"d":2}})"},
       // Order as apimachinery's normalizeElementOrder: patch items in patch order, the target's
       // other items keep their order and go first only ahead of later target items.
       {"containers merge by name in upstream order",
@@ -282,23 +307,18 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
        R"({"env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]})",
        R"({"env":[{"name":"C","value":"3"}]})",
        R"({"env":[{"name":"C","value":"3"},{"name":"A","value":"1"},{"name":"B","value":"2"}]})"},
-      {"a changed item keeps its place",
-       R"({"env":[{"name":"A"},{"name":"B"},{"name":"C"}]})",
+      {"a changed item keeps its place", R"({"env":[{"name":"A"},{"name":"B"},{"name":"C"}]})",
        R"({"env":[{"name":"B","value":"x"}]})",
        R"({"env":[{"name":"A"},{"name":"B","value":"x"},{"name":"C"}]})"},
-      {"patch order wins over target order",
-       R"({"env":[{"name":"A"},{"name":"B"},{"name":"C"}]})",
+      {"patch order wins over target order", R"({"env":[{"name":"A"},{"name":"B"},{"name":"C"}]})",
        R"({"env":[{"name":"C","value":"c"},{"name":"A","value":"a"}]})",
        R"({"env":[{"name":"B"},{"name":"C","value":"c"},{"name":"A","value":"a"}]})"},
-      {"changed then new items",
-       R"({"env":[{"name":"A"},{"name":"B"}]})",
+      {"changed then new items", R"({"env":[{"name":"A"},{"name":"B"}]})",
        R"({"env":[{"name":"B","value":"b"},{"name":"N"}]})",
        R"({"env":[{"name":"A"},{"name":"B","value":"b"},{"name":"N"}]})"},
-      {"into an empty list",
-       R"({"env":[]})", R"({"env":[{"name":"A"},{"name":"B"}]})",
+      {"into an empty list", R"({"env":[]})", R"({"env":[{"name":"A"},{"name":"B"}]})",
        R"({"env":[{"name":"A"},{"name":"B"}]})"},
-      {"delete and add in one patch",
-       R"({"volumes":[{"name":"a"},{"name":"b"},{"name":"c"}]})",
+      {"delete and add in one patch", R"({"volumes":[{"name":"a"},{"name":"b"},{"name":"c"}]})",
        R"({"volumes":[{"name":"b","$patch":"delete"},{"name":"d","emptyDir":{}}]})",
        R"({"volumes":[{"name":"d","emptyDir":{}},{"name":"a"},{"name":"c"}]})"},
       {"topologySpreadConstraints merge by topologyKey",
@@ -309,20 +329,17 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
        R"({"containers":[{"name":"node","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]})",
        R"({"containers":[{"name":"node","env":[{"name":"B","value":"3"},{"name":"C","value":"4"}]}]})",
        R"({"containers":[{"name":"node","env":[{"name":"A","value":"1"},{"name":"B","value":"3"},{"name":"C","value":"4"}]}]})"},
-      {"env valueFrom replaces value via null",
-       R"({"env":[{"name":"A","value":"1"}]})",
+      {"env valueFrom replaces value via null", R"({"env":[{"name":"A","value":"1"}]})",
        R"({"env":[{"name":"A","value":null,"valueFrom":{"fieldRef":{"fieldPath":"x"}}}]})",
        R"({"env":[{"name":"A","valueFrom":{"fieldRef":{"fieldPath":"x"}}}]})"},
-      {"volumeMounts merge by mountPath",
-       R"({"volumeMounts":[{"name":"a","mountPath":"/a"}]})",
+      {"volumeMounts merge by mountPath", R"({"volumeMounts":[{"name":"a","mountPath":"/a"}]})",
        R"({"volumeMounts":[{"name":"b","mountPath":"/a"},{"name":"c","mountPath":"/c"}]})",
        R"({"volumeMounts":[{"name":"b","mountPath":"/a"},{"name":"c","mountPath":"/c"}]})"},
       {"ports merge by containerPort and protocol",
        R"({"ports":[{"containerPort":53,"name":"dns"},{"containerPort":80}]})",
        R"({"ports":[{"containerPort":53,"protocol":"UDP","name":"dns-udp"},{"containerPort":53,"protocol":"TCP","name":"dns-tcp"}]})",
        R"({"ports":[{"containerPort":53,"protocol":"UDP","name":"dns-udp"},{"containerPort":53,"name":"dns-tcp","protocol":"TCP"},{"containerPort":80}]})"},
-      {"hostAliases merge by ip",
-       R"({"hostAliases":[{"ip":"1.1.1.1","hostnames":["a"]}]})",
+      {"hostAliases merge by ip", R"({"hostAliases":[{"ip":"1.1.1.1","hostnames":["a"]}]})",
        R"({"hostAliases":[{"ip":"1.1.1.1","hostnames":["b"]}]})",
        R"({"hostAliases":[{"ip":"1.1.1.1","hostnames":["b"]}]})"},
       {"replicatedJobs merge by name",
@@ -333,25 +350,17 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
        R"({"tolerations":[{"key":"a"}],"args":["x","y"],"command":["sh"]})",
        R"({"tolerations":[{"key":"b"}],"args":["z"]})",
        R"({"tolerations":[{"key":"b"}],"args":["z"],"command":["sh"]})"},
-      {"new keys are added without nulls or directives",
-       R"({})",
+      {"new keys are added without nulls or directives", R"({})",
        R"({"nodeSelector":{"a":"1","b":null},"volumes":[{"name":"v","emptyDir":{}},{"name":"w","$patch":"delete"}]})",
        R"({"nodeSelector":{"a":"1"},"volumes":[{"name":"v","emptyDir":{}}]})"},
-      {"$patch: delete removes a list item",
-       R"({"containers":[{"name":"a"},{"name":"b"}]})",
-       R"({"containers":[{"name":"a","$patch":"delete"}]})",
-       R"({"containers":[{"name":"b"}]})"},
-      {"$patch: replace on a list",
-       R"({"volumes":[{"name":"a"},{"name":"b"}]})",
-       R"({"volumes":[{"name":"c"},{"$patch":"replace"}]})",
-       R"({"volumes":[{"name":"c"}]})"},
-      {"$patch: replace on a map",
-       R"({"nodeSelector":{"a":"1","b":"2"}})",
-       R"({"nodeSelector":{"$patch":"replace","c":"3"}})",
-       R"({"nodeSelector":{"c":"3"}})"},
+      {"$patch: delete removes a list item", R"({"containers":[{"name":"a"},{"name":"b"}]})",
+       R"({"containers":[{"name":"a","$patch":"delete"}]})", R"({"containers":[{"name":"b"}]})"},
+      {"$patch: replace on a list", R"({"volumes":[{"name":"a"},{"name":"b"}]})",
+       R"({"volumes":[{"name":"c"},{"$patch":"replace"}]})", R"({"volumes":[{"name":"c"}]})"},
+      {"$patch: replace on a map", R"({"nodeSelector":{"a":"1","b":"2"}})",
+       R"({"nodeSelector":{"$patch":"replace","c":"3"}})", R"({"nodeSelector":{"c":"3"}})"},
       {"$patch: delete on a map empties it (upstream returns an empty map)",
-       R"({"affinity":{"nodeAffinity":{}},"x":1})",
-       R"({"affinity":{"$patch":"delete"}})",
+       R"({"affinity":{"nodeAffinity":{}},"x":1})", R"({"affinity":{"$patch":"delete"}})",
        R"({"affinity":{},"x":1})"},
       {"$patch: merge on a map is an error, as upstream", R"({"a":{}})",
        R"({"a":{"$patch":"merge"}})", nullptr},
@@ -360,28 +369,23 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
       {"$retainKeys must list every key the patch sets",
        R"({"volumes":[{"name":"v","emptyDir":{}}]})",
        R"({"volumes":[{"name":"v","hostPath":{"path":"/y"},"$retainKeys":["name"]}]})", nullptr},
-      {"non-object items in a keyed list are an error",
-       R"({"env":[{"name":"A"}]})", R"({"env":["A"]})", nullptr},
+      {"non-object items in a keyed list are an error", R"({"env":[{"name":"A"}]})",
+       R"({"env":["A"]})", nullptr},
       {"$retainKeys keeps only listed keys",
        R"({"volumes":[{"name":"v","emptyDir":{},"hostPath":{"path":"/x"}}]})",
        R"({"volumes":[{"name":"v","hostPath":{"path":"/y"},"$retainKeys":["name","hostPath"]}]})",
        R"({"volumes":[{"name":"v","hostPath":{"path":"/y"}}]})"},
-      {"$setElementOrder is ignored",
-       R"({"containers":[{"name":"a"},{"name":"b"}]})",
+      {"$setElementOrder is ignored", R"({"containers":[{"name":"a"},{"name":"b"}]})",
        R"({"$setElementOrder/containers":[{"name":"b"},{"name":"a"}],"containers":[{"name":"b","image":"i"}]})",
        R"({"containers":[{"name":"a"},{"name":"b","image":"i"}]})"},
-      {"$deleteFromPrimitiveList",
-       R"({"finalizers":["a","b","c"]})",
-       R"({"$deleteFromPrimitiveList/finalizers":["b"]})",
-       R"({"finalizers":["a","c"]})"},
-      {"merge key missing is an error",
-       R"({"containers":[{"name":"a"}]})", R"({"containers":[{"image":"x"}]})", nullptr},
+      {"$deleteFromPrimitiveList", R"({"finalizers":["a","b","c"]})",
+       R"({"$deleteFromPrimitiveList/finalizers":["b"]})", R"({"finalizers":["a","c"]})"},
+      {"merge key missing is an error", R"({"containers":[{"name":"a"}]})",
+       R"({"containers":[{"image":"x"}]})", nullptr},
       {"unknown $patch is an error", R"({"a":{}})", R"({"a":{"$patch":"frob"}})", nullptr},
-      {"keyed list over a non-list replaces",
-       R"({"env":"oops"})", R"({"env":[{"name":"A","value":"1"}]})",
-       R"({"env":[{"name":"A","value":"1"}]})"},
-      {"map over a scalar",
-       R"({"resources":5})", R"({"resources":{"limits":{"cpu":"1"}}})",
+      {"keyed list over a non-list replaces", R"({"env":"oops"})",
+       R"({"env":[{"name":"A","value":"1"}]})", R"({"env":[{"name":"A","value":"1"}]})"},
+      {"map over a scalar", R"({"resources":5})", R"({"resources":{"limits":{"cpu":"1"}}})",
        R"({"resources":{"limits":{"cpu":"1"}}})"},
       {"pod template override shape",
        R"({"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"node","image":"torch","resources":{"limits":{"nvidia.com/gpu":1}}}],"initContainers":[{"name":"init"}]}})",
@@ -407,7 +411,8 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
 TEST_CASE("StrategicMerge properties", "[unit][patch]") {
   Value tmpl = J(R"({"spec":{"containers":[{"name":"a","env":[{"name":"X","value":"1"}]}]}})");
   SECTION("merging the same patch twice is idempotent") {
-    Value patch = J(R"({"spec":{"containers":[{"name":"a","env":[{"name":"Y","value":"2"}]},{"name":"b"}]}})");
+    Value patch = J(
+        R"({"spec":{"containers":[{"name":"a","env":[{"name":"Y","value":"2"}]},{"name":"b"}]}})");
     Value once = tmpl.Clone();
     REQUIRE(StrategicMerge(once, patch).ok());
     Value twice = once.Clone();

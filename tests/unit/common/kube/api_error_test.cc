@@ -31,9 +31,11 @@ TEST_CASE("status bodies map to typed errors with the message verbatim", "[kube]
        StatusCode::kForbidden},
       {"no reason uses http code", 503, R"j({"kind":"Status","message":"unavailable"})j",
        StatusCode::kUnavailable},
-      {"bad request", 400, R"j({"kind":"Status","message":"bad","reason":"BadRequest","code":400})j",
+      {"bad request", 400,
+       R"j({"kind":"Status","message":"bad","reason":"BadRequest","code":400})j",
        StatusCode::kInvalidArgument},
-      {"unauthorized", 401, R"j({"kind":"Status","message":"Unauthorized","reason":"Unauthorized"})j",
+      {"unauthorized", 401,
+       R"j({"kind":"Status","message":"Unauthorized","reason":"Unauthorized"})j",
        StatusCode::kUnauthorized},
   };
   for (const Case& c : cases) {

@@ -1,10 +1,11 @@
 // Tests of common/kube types, paths, the kind table, metadata and time helpers.
+#include "common/kube/types.h"
+
 #include <catch2/catch.hpp>
 
 #include "common/kube/curl/client.h"
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
-#include "common/kube/types.h"
 
 namespace trainer::kube {
 namespace {

@@ -62,15 +62,16 @@ TEST_CASE("events decode when fed one byte at a time", "[kube][watch]") {
 
 TEST_CASE("a multi-megabyte object decodes from small pieces", "[kube][watch]") {
   std::string big(8 << 20, 'x');
-  std::string event = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},\"data\":{\"v\":\"" +
-                      big + "\"}}}";
+  std::string event =
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},\"data\":{\"v\":\"" + big +
+      "\"}}}";
   WatchDecoder d;
   size_t got = 0;
   for (size_t i = 0; i < event.size(); i += 16384) {
     REQUIRE(d.Feed(std::string_view(event).substr(i, 16384), [&](WatchEvent& e) {
-      got = e.object["data"]["v"].AsString().size();
-      return true;
-    }).ok());
+               got = e.object["data"]["v"].AsString().size();
+               return true;
+             }).ok());
   }
   CHECK(got == big.size());
 }
@@ -85,9 +86,11 @@ TEST_CASE("malformed streams are errors", "[kube][watch]") {
   CHECK_FALSE(feed("{\"object\":{}}").ok());
   CHECK_FALSE(feed("{\"type\":\"ADDED\"}").ok());
   WatchDecoder small(64);
-  CHECK_FALSE(small.Feed(std::string("{\"type\":\"ADDED\",\"object\":{\"x\":\"") + std::string(100, 'a'),
-                         [](WatchEvent&) { return true; })
-                  .ok());
+  CHECK_FALSE(
+      small
+          .Feed(std::string("{\"type\":\"ADDED\",\"object\":{\"x\":\"") + std::string(100, 'a'),
+                [](WatchEvent&) { return true; })
+          .ok());
 }
 
 TEST_CASE("a handler returning false stops decoding", "[kube][watch]") {

@@ -79,12 +79,14 @@ TEST_CASE("a released lease is taken at once", "[leader]") {
 TEST_CASE("Run leads until stopped, then releases and reports", "[leader]") {
   FakeClient client;
   std::atomic<int> started{0}, stopped{0};
-  LeaderElector a(client, Config("a"),
-                  {.on_started_leading = [&] { ++started; }, .on_stopped_leading = [&] { ++stopped; }});
+  LeaderElector a(
+      client, Config("a"),
+      {.on_started_leading = [&] { ++started; }, .on_stopped_leading = [&] { ++stopped; }});
   std::stop_source stop;
   std::thread runner([&] { a.Run(stop.get_token()); });
   const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!a.IsLeader() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  while (!a.IsLeader() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
   REQUIRE(a.IsLeader());
   std::this_thread::sleep_for(300ms);  // a few renewals
   CHECK(Holder(client) == "a");
@@ -103,7 +105,8 @@ TEST_CASE("a leader that cannot renew within the deadline stops leading", "[lead
   std::stop_source stop;
   std::thread runner([&] { a.Run(stop.get_token()); });
   const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!a.IsLeader() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  while (!a.IsLeader() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
   REQUIRE(a.IsLeader());
   for (int i = 0; i < 20; ++i) client.FailNext("get", UnavailableError("apiserver down"));
   runner.join();  // Run returns by itself after the renew deadline

@@ -1,9 +1,8 @@
 // Record formats of common/log (logfmt quoting, JSON validity, hostile bytes) and the real
 // stderr sink: one intact line per record under concurrent writers, verbosity gating.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -60,10 +59,19 @@ TEST_CASE("levels are named like zap's", "[unit][log]") {
 }
 
 TEST_CASE("JSON records are valid JSON for any bytes", "[unit][log]") {
-  std::vector<std::string> nasty = {
-      "", "plain", "quote\"", "back\\slash", "new\nline", std::string("nul\0x", 5), "\x7f",
-      "\xff\xfe", "\xed\xa0\x80" /* surrogate */, "\xf4\x90\x80\x80" /* > U+10FFFF */,
-      "emoji \xf0\x9f\x98\x80", "</script>", "\xe2\x80\xa8"};
+  std::vector<std::string> nasty = {"",
+                                    "plain",
+                                    "quote\"",
+                                    "back\\slash",
+                                    "new\nline",
+                                    std::string("nul\0x", 5),
+                                    "\x7f",
+                                    "\xff\xfe",
+                                    "\xed\xa0\x80" /* surrogate */,
+                                    "\xf4\x90\x80\x80" /* > U+10FFFF */,
+                                    "emoji \xf0\x9f\x98\x80",
+                                    "</script>",
+                                    "\xe2\x80\xa8"};
   for (const std::string& s : nasty) {
     std::string r = FormatRecord(Format::kJson, Level::kError, s, {{s, s}, {"k", s}}, "T");
     INFO(r);
@@ -74,7 +82,8 @@ TEST_CASE("JSON records are valid JSON for any bytes", "[unit][log]") {
     CHECK(v->Find("k")->AsString() == v->Find("msg")->AsString());
   }
   // Valid UTF-8 passes through unchanged.
-  auto v = json::Parse(FormatRecord(Format::kJson, Level::kInfo, "héllo \xf0\x9f\x98\x80", {}, "T"));
+  auto v =
+      json::Parse(FormatRecord(Format::kJson, Level::kInfo, "héllo \xf0\x9f\x98\x80", {}, "T"));
   REQUIRE(v.ok());
   CHECK(v->Find("msg")->AsString() == "héllo \xf0\x9f\x98\x80");
 }
@@ -135,10 +144,18 @@ TEST_CASE("concurrent records come out as whole lines", "[unit][log]") {
         for (int i = 0; i < kPerThread; ++i) {
           std::string n = std::to_string(i);
           switch (i % 4) {
-            case 0: Info("info", {{"t", id}, {"i", n}, {"pad", big}}); break;
-            case 1: Warn("warn", {{"t", id}, {"i", n}, {"pad", big}}); break;
-            case 2: Error("error", {{"t", id}, {"i", n}, {"pad", big}}); break;
-            default: Debug(4, "debug", {{"t", id}, {"i", n}, {"pad", big}}); break;
+            case 0:
+              Info("info", {{"t", id}, {"i", n}, {"pad", big}});
+              break;
+            case 1:
+              Warn("warn", {{"t", id}, {"i", n}, {"pad", big}});
+              break;
+            case 2:
+              Error("error", {{"t", id}, {"i", n}, {"pad", big}});
+              break;
+            default:
+              Debug(4, "debug", {{"t", id}, {"i", n}, {"pad", big}});
+              break;
           }
           Debug(5, "never printed", {{"t", id}});
         }
@@ -179,7 +196,7 @@ TEST_CASE("verbosity gates debug records only", "[unit][log]") {
   CHECK(lines[0].find("level=debug msg=shown") != std::string::npos);
   CHECK(lines[1].find("level=info msg=always") != std::string::npos);
   CHECK(lines[0].rfind("ts=", 0) == 0);
-  CHECK(lines[0][3 + 4] == '-');                 // ts=YYYY-...
+  CHECK(lines[0][3 + 4] == '-');                   // ts=YYYY-...
   CHECK(lines[0].find('Z') != std::string::npos);  // UTC RFC 3339
 }
 

@@ -1,10 +1,9 @@
 // Unit tests for common/log record formatting.
-#include <catch2/catch.hpp>
+#include "common/log/log.h"
 
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
-
-#include "common/log/log.h"
 
 namespace trainer::log {
 namespace {

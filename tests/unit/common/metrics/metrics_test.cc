@@ -3,12 +3,11 @@
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 namespace trainer::metrics {
 namespace {
@@ -53,7 +52,8 @@ TEST_CASE("families are created once and serialized in the text format") {
   auto& again = r.Counter("controller_runtime_webhook_requests_total", "ignored");
   CHECK(&c == &again);
   c.Add({{"webhook", "/validate-x"}, {"code", "200"}}).Increment(3);
-  r.Gauge("controller_runtime_webhook_requests_in_flight", "Current number of admission requests being served.")
+  r.Gauge("controller_runtime_webhook_requests_in_flight",
+          "Current number of admission requests being served.")
       .Add({{"webhook", "/validate-x"}})
       .Set(2);
   r.Histogram("controller_runtime_webhook_latency_seconds",
@@ -65,14 +65,17 @@ TEST_CASE("families are created once and serialized in the text format") {
 
   std::string text = r.Text();
   CHECK(Contains(text, "# TYPE controller_runtime_webhook_requests_total counter\n"));
-  CHECK(Contains(text,
-                 "controller_runtime_webhook_requests_total{code=\"200\",webhook=\"/validate-x\"} 3"));
+  CHECK(Contains(
+      text, "controller_runtime_webhook_requests_total{code=\"200\",webhook=\"/validate-x\"} 3"));
   CHECK(Contains(text, "controller_runtime_webhook_requests_in_flight{webhook=\"/validate-x\"} 2"));
+  CHECK(Contains(
+      text,
+      "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/validate-x\",le=\"0.025\"} 1"));
+  CHECK(Contains(
+      text,
+      "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/validate-x\",le=\"0.01\"} 0"));
   CHECK(Contains(text,
-                 "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/validate-x\",le=\"0.025\"} 1"));
-  CHECK(Contains(text,
-                 "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/validate-x\",le=\"0.01\"} 0"));
-  CHECK(Contains(text, "controller_runtime_webhook_latency_seconds_count{webhook=\"/validate-x\"} 1"));
+                 "controller_runtime_webhook_latency_seconds_count{webhook=\"/validate-x\"} 1"));
   CHECK_FALSE(Contains(text, "trainer_unused_total"));
 }
 

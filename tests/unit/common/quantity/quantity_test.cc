@@ -1,7 +1,7 @@
 // Unit tests for common/quantity: apimachinery's parse, canonical form and arithmetic.
-#include <catch2/catch.hpp>
-
 #include "common/quantity/quantity.h"
+
+#include <catch2/catch.hpp>
 
 namespace trainer::quantity {
 namespace {
@@ -14,12 +14,20 @@ std::string Canon(std::string_view in) {
 
 TEST_CASE("canonical forms match apimachinery", "[quantity]") {
   const std::pair<std::string_view, std::string_view> cases[] = {
-      {"500m", "500m"}, {"0.5", "500m"}, {"1.0", "1"},     {"1000m", "1"},    {"1500m", "1500m"},
-      {"1.5k", "1500"}, {"2000", "2k"},  {"2k", "2k"},     {"4Gi", "4Gi"},    {"1024Mi", "1Gi"},
-      {"1536Mi", "1536Mi"}, {"100Mi", "100Mi"}, {"1e3", "1e3"}, {"12e-3", "12e-3"}, {"1E", "1E"},
-      {"0", "0"},       {"-1", "-1"},    {"0.1", "100m"},  {"1Ki", "1Ki"},    {"512Ki", "512Ki"},
-      {"1023", "1023"}, {"0.5Gi", "512Mi"}, {"100u", "100u"}, {"1n", "1n"},     {".5", "500m"},
-      {"+2", "+2"} /* kept verbatim, as upstream's cached text */,      {"3000000000", "3G"}, {"1.1Gi", "1181116006400m"},
+      {"500m", "500m"},     {"0.5", "500m"},
+      {"1.0", "1"},         {"1000m", "1"},
+      {"1500m", "1500m"},   {"1.5k", "1500"},
+      {"2000", "2k"},       {"2k", "2k"},
+      {"4Gi", "4Gi"},       {"1024Mi", "1Gi"},
+      {"1536Mi", "1536Mi"}, {"100Mi", "100Mi"},
+      {"1e3", "1e3"},       {"12e-3", "12e-3"},
+      {"1E", "1E"},         {"0", "0"},
+      {"-1", "-1"},         {"0.1", "100m"},
+      {"1Ki", "1Ki"},       {"512Ki", "512Ki"},
+      {"1023", "1023"},     {"0.5Gi", "512Mi"},
+      {"100u", "100u"},     {"1n", "1n"},
+      {".5", "500m"},       {"+2", "+2"} /* kept verbatim, as upstream's cached text */,
+      {"3000000000", "3G"}, {"1.1Gi", "1181116006400m"},
   };
   for (const auto& [in, want] : cases) {
     INFO(in);
@@ -28,11 +36,15 @@ TEST_CASE("canonical forms match apimachinery", "[quantity]") {
 }
 
 TEST_CASE("bad quantities get apimachinery's errors", "[quantity]") {
-  CHECK(Quantity::Parse("abc").status().message().find("quantities must match the regular expression") == 0);
-  CHECK(Quantity::Parse("1Qi").status().message() == "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  CHECK(Quantity::Parse("abc").status().message().find(
+            "quantities must match the regular expression") == 0);
+  CHECK(Quantity::Parse("1Qi").status().message() ==
+        "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
   CHECK(Quantity::Parse("1mm").status().message() == "unable to parse quantity's suffix");
   // parseQuantityString stops at the second '.', which then fails the suffix scan.
-  CHECK(Quantity::Parse("1.2.3").status().message().find("quantities must match the regular expression") == 0);
+  CHECK(Quantity::Parse("1.2.3").status().message().find(
+            "quantities must match the regular expression") == 0);
   CHECK_FALSE(Quantity::Parse("").ok());
   CHECK(Quantity::Parse("-")->IsZero());  // upstream: a lone sign is zero
   CHECK_FALSE(Quantity::Parse("1 ").ok());

@@ -1,7 +1,6 @@
 // Quantity cases from apimachinery's quantity_test.go (parse, canonical emit, rounding, caps),
 // Quantity.String()'s verbatim text, JSON numbers, and property checks on random quantities.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <random>
 #include <string>
@@ -101,14 +100,14 @@ TEST_CASE("binary quantities cap at 2^63-1", "[unit][quantity]") {
 TEST_CASE("emit then parse gives the canonical form", "[unit][quantity]") {
   // apimachinery's TestQuantityParseEmit: the alternate spelling prints as the expected one.
   const std::pair<const char*, const char*> cases[] = {
-      {"1024Mi", "1Gi"},       {"307200Ki", "300Mi"},  {"1025024Mi", "1001Gi"},
-      {"1024Gi", "1Ti"},       {"5000m", "5"},         {"0.5", "500m"},
-      {"1000M", "1G"},         {"0.001T", "1G"},       {"1000000k", "1G"},
-      {"1000u", "1m"},         {"1.08", "1080m"},      {"1080000000n", "1080m"},
-      {".001e12", "1e9"},      {"0.001e0", "1e-3"},    {"1000e-12", "1e-9"},
-      {"00", "0"},             {"1536Mi", "1536Mi"},   {"1025", "1025"},
-      {"0.5Gi", "512Mi"},      {"1.5Gi", "1536Mi"},    {"1.1Gi", "1181116006400m"},
-      {"2000", "2k"},          {"3000000000", "3G"},   {"1000m", "1"},
+      {"1024Mi", "1Gi"},  {"307200Ki", "300Mi"}, {"1025024Mi", "1001Gi"},
+      {"1024Gi", "1Ti"},  {"5000m", "5"},        {"0.5", "500m"},
+      {"1000M", "1G"},    {"0.001T", "1G"},      {"1000000k", "1G"},
+      {"1000u", "1m"},    {"1.08", "1080m"},     {"1080000000n", "1080m"},
+      {".001e12", "1e9"}, {"0.001e0", "1e-3"},   {"1000e-12", "1e-9"},
+      {"00", "0"},        {"1536Mi", "1536Mi"},  {"1025", "1025"},
+      {"0.5Gi", "512Mi"}, {"1.5Gi", "1536Mi"},   {"1.1Gi", "1181116006400m"},
+      {"2000", "2k"},     {"3000000000", "3G"},  {"1000m", "1"},
   };
   for (const auto& [in, want] : cases) {
     INFO(in);
@@ -159,11 +158,19 @@ TEST_CASE("Value and MilliValue round away from zero and saturate", "[unit][quan
     int64_t value;
     int64_t milli;
   } cases[] = {
-      {"1.5", 2, 1500},         {"1500m", 2, 1500},     {"1n", 1, 1},
-      {"-1n", -1, -1},          {"-1.5", -2, -1500},    {"4Gi", 4294967296LL, 4294967296000LL},
-      {"0", 0, 0},              {"1m", 1, 1},           {"999u", 1, 1},
-      {"1E", 1000000000000000000LL, INT64_MAX},         {"100E", INT64_MAX, INT64_MAX},
-      {"-100E", INT64_MIN, INT64_MIN},                  {"1e-9", 1, 1},
+      {"1.5", 2, 1500},
+      {"1500m", 2, 1500},
+      {"1n", 1, 1},
+      {"-1n", -1, -1},
+      {"-1.5", -2, -1500},
+      {"4Gi", 4294967296LL, 4294967296000LL},
+      {"0", 0, 0},
+      {"1m", 1, 1},
+      {"999u", 1, 1},
+      {"1E", 1000000000000000000LL, INT64_MAX},
+      {"100E", INT64_MAX, INT64_MAX},
+      {"-100E", INT64_MIN, INT64_MIN},
+      {"1e-9", 1, 1},
       {"9223372036854775807", INT64_MAX, INT64_MAX},
   };
   for (const auto& c : cases) {
@@ -180,7 +187,7 @@ TEST_CASE("arithmetic keeps formats like Quantity.Add and Mul", "[unit][quantity
   CHECK((Q("1Mi") + Q("1Mi")).ToString() == "2Mi");
   CHECK((Q("0") + Q("1Gi")).ToString() == "1Gi");  // a zero receiver takes the other's format
   CHECK((Q("1e3") + Q("1k")).ToString() == "2e3");
-  CHECK((Q("+2") + Q("0")).ToString() == "2");      // results print canonically
+  CHECK((Q("+2") + Q("0")).ToString() == "2");  // results print canonically
   CHECK((Q("500m") * 4).ToString() == "2");
   CHECK((Q("4Gi") * 0).ToString() == "0");
   CHECK((Q("1") - Q("1500m")).ToString() == "-500m");
@@ -207,8 +214,16 @@ TEST_CASE("comparison is by value", "[unit][quantity]") {
 
 TEST_CASE("JSON numbers read as Go's encoding/json writes them", "[unit][quantity]") {
   const std::pair<double, const char*> cases[] = {
-      {1.0, "1"},  {0.5, "500m"}, {0.1, "100m"}, {2.5, "2500m"}, {1e-7, "100e-9"},
-      {1e21, "1e+21"}, {123456.789, "123456.789"}, {1.25, "1250m"}, {-0.25, "-250m"}, {0.0, "0"},
+      {1.0, "1"},
+      {0.5, "500m"},
+      {0.1, "100m"},
+      {2.5, "2500m"},
+      {1e-7, "100e-9"},
+      {1e21, "1e+21"},
+      {123456.789, "123456.789"},
+      {1.25, "1250m"},
+      {-0.25, "-250m"},
+      {0.0, "0"},
   };
   for (const auto& [d, want] : cases) {
     INFO(d);
@@ -219,7 +234,8 @@ TEST_CASE("JSON numbers read as Go's encoding/json writes them", "[unit][quantit
   CHECK(Quantity::FromJson(json::Value(int64_t{2000}))->ToString() == "2k");
   CHECK(Quantity::FromJson(json::Value(" 4Gi "))->ToString() == "4Gi");  // TrimSpace, as upstream
   CHECK(Quantity::FromJson(json::Value())->IsZero());
-  CHECK(Quantity::FromJson(json::Value(true)).status().message().find("quantities must match") == 0);
+  CHECK(Quantity::FromJson(json::Value(true)).status().message().find("quantities must match") ==
+        0);
   CHECK_FALSE(Quantity::FromJson(json::Value::Array()).ok());
   CHECK_FALSE(Quantity::FromJson(json::Value(std::nan(""))).ok());
 }
@@ -237,8 +253,8 @@ TEST_CASE("IntOrString follows intstr", "[unit][quantity]") {
 
 TEST_CASE("random quantities round trip through their text", "[unit][quantity]") {
   std::mt19937_64 rng(5);
-  const char* suffixes[] = {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi",
-                            "Gi", "Ti", "Pi", "Ei", "e3", "e-3", "E6", "e0", "e-9", "e21"};
+  const char* suffixes[] = {"",   "n",  "u",  "m",  "k",  "M",  "G",   "T",  "P",  "E",   "Ki",
+                            "Mi", "Gi", "Ti", "Pi", "Ei", "e3", "e-3", "E6", "e0", "e-9", "e21"};
   for (int i = 0; i < 20000; ++i) {
     std::string text;
     if (rng() % 4 == 0) text += "-";
@@ -255,11 +271,12 @@ TEST_CASE("random quantities round trip through their text", "[unit][quantity]")
     Quantity doubled = q + q;
     REQUIRE(doubled == q * 2);
     // (Parsing caps BinarySI text at 2^63-1, so only values below that read back exactly.)
-    if (doubled.format() != Quantity::Format::kBinarySI || (doubled.Value() > INT64_MIN && doubled.Value() < INT64_MAX)) {
+    if (doubled.format() != Quantity::Format::kBinarySI ||
+        (doubled.Value() > INT64_MIN && doubled.Value() < INT64_MAX)) {
       REQUIRE(Q(doubled.ToString()) == doubled);
     }
     REQUIRE((doubled - q) == q);
-    REQUIRE((q <=> doubled) == (q.Sign() > 0 ? std::strong_ordering::less
+    REQUIRE((q <=> doubled) == (q.Sign() > 0   ? std::strong_ordering::less
                                 : q.Sign() < 0 ? std::strong_ordering::greater
                                                : std::strong_ordering::equal));
   }

@@ -1,12 +1,12 @@
 // Tests of common/workqueue/queue.h: de-duplication, one worker per key, delays, rate-limited
 // requeues, shutdown and drain, metrics; and a many-thread stress run (meant for TSan).
-#include "common/workqueue/queue.h"
-
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <random>
 #include <thread>
+
+#include "common/workqueue/queue.h"
 
 namespace trainer::workqueue {
 namespace {
@@ -56,8 +56,8 @@ TEST_CASE("AddAfter delays and keeps the earliest deadline", "[workqueue]") {
 }
 
 TEST_CASE("AddRateLimited backs off per key and Forget resets", "[workqueue]") {
-  Workqueue q({.name = "t",
-               .rate_limiter = std::make_unique<ItemExponentialFailureRateLimiter>(50ms, 1s)});
+  Workqueue q(
+      {.name = "t", .rate_limiter = std::make_unique<ItemExponentialFailureRateLimiter>(50ms, 1s)});
   q.AddRateLimited("a");
   q.AddRateLimited("a");
   CHECK(q.NumRequeues("a") == 2);
@@ -167,7 +167,8 @@ TEST_CASE("metrics hooks follow controller-runtime's meanings", "[workqueue]") {
   CHECK(kLongestRunningProcessorMetric == "workqueue_longest_running_processor_seconds");
 }
 
-TEST_CASE("many producers and workers: no key in two workers, every add seen", "[workqueue][stress]") {
+TEST_CASE("many producers and workers: no key in two workers, every add seen",
+          "[workqueue][stress]") {
   Workqueue q({.name = "stress",
                .rate_limiter = std::make_unique<ItemExponentialFailureRateLimiter>(1ms, 5ms)});
   constexpr int kKeys = 64, kProducers = 4, kWorkers = 8, kAddsPerProducer = 5000;

@@ -3,7 +3,6 @@
 #include "common/yaml/yaml.h"
 
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <string>
 
@@ -26,8 +25,8 @@ json::Value MustParse(std::string_view text) {
 TEST_CASE("yaml scalars are typed like sigs.k8s.io/yaml", "[unit][yaml]") {
   struct Case {
     const char* name;
-    const char* yaml;   // value of key `v`
-    const char* json;   // expected JSON of that value
+    const char* yaml;  // value of key `v`
+    const char* json;  // expected JSON of that value
   };
   const Case cases[] = {
       {"true", "true", "true"},
@@ -94,8 +93,7 @@ TEST_CASE("yaml keys become strings", "[unit][yaml]") {
   auto dup = ParseYaml("true: a\nyes: b\n");
   CHECK_FALSE(dup.ok());
   json::Value ok = MustParse("1: a\ntrue: b\n1.5: c\n0x10: e\n\"q\": f\n1e6: g\n");
-  CHECK(json::Write(ok) ==
-        R"({"1":"a","true":"b","1.5":"c","16":"e","q":"f","1e+06":"g"})");
+  CHECK(json::Write(ok) == R"({"1":"a","true":"b","1.5":"c","16":"e","q":"f","1e+06":"g"})");
 }
 
 TEST_CASE("yaml keeps key order and nests", "[unit][yaml]") {
@@ -126,12 +124,15 @@ TEST_CASE("yaml errors carry line and column", "[unit][yaml]") {
     const char* want;  // expected message prefix / substring
   };
   const Case cases[] = {
-      {"duplicate key", "a: 1\nb: 2\na: 3\n", "yaml: line 3, column 1: key \"a\" already set in map"},
-      {"nested duplicate key", "x:\n  k: 1\n  k: 2\n", "yaml: line 3, column 3: key \"k\" already set in map"},
+      {"duplicate key", "a: 1\nb: 2\na: 3\n",
+       "yaml: line 3, column 1: key \"a\" already set in map"},
+      {"nested duplicate key", "x:\n  k: 1\n  k: 2\n",
+       "yaml: line 3, column 3: key \"k\" already set in map"},
       {"bad indentation", "a:\n  b: 1\n c: 2\n", "yaml: line 3, column"},
       {"unclosed flow", "a: [1, 2\n", "yaml: line"},
       {"unclosed quote", "\"abc", "yaml: line 1, column 5: illegal EOF in scalar"},
-      {"content after a document", "- a\nb: 1\n", "yaml: line 2, column 1: did not find expected key"},
+      {"content after a document", "- a\nb: 1\n",
+       "yaml: line 2, column 1: did not find expected key"},
       {"stray comma", ",", "yaml: line 1, column 1:"},
       {"tab indentation", "a:\n\tb: 1\n", "yaml: line"},
       {"nan", "a: .nan\n", "yaml: line 1, column 4: unsupported value .nan"},
@@ -165,18 +166,25 @@ TEST_CASE("yaml rejects input go-yaml's reader rejects", "[unit][yaml]") {
   };
   const Case cases[] = {
       {"lone 0xff", "\xff", "yaml: line 1, column 1: invalid leading UTF-8 octet"},
-      {"continuation byte first", "a: \x80\n", "yaml: line 1, column 4: invalid leading UTF-8 octet"},
-      {"bad trailing octet", "a: 1\nb: \xC3(\n", "yaml: line 2, column 4: invalid trailing UTF-8 octet"},
-      {"truncated sequence", "a: \xE2\x82", "yaml: line 1, column 4: incomplete UTF-8 octet sequence"},
-      {"overlong slash", "a: \xC0\xAF\n", "yaml: line 1, column 4: invalid length of a UTF-8 sequence"},
+      {"continuation byte first", "a: \x80\n",
+       "yaml: line 1, column 4: invalid leading UTF-8 octet"},
+      {"bad trailing octet", "a: 1\nb: \xC3(\n",
+       "yaml: line 2, column 4: invalid trailing UTF-8 octet"},
+      {"truncated sequence", "a: \xE2\x82",
+       "yaml: line 1, column 4: incomplete UTF-8 octet sequence"},
+      {"overlong slash", "a: \xC0\xAF\n",
+       "yaml: line 1, column 4: invalid length of a UTF-8 sequence"},
       {"surrogate", "a: \xED\xA0\x80\n", "yaml: line 1, column 4: invalid Unicode character"},
-      {"above U+10FFFF", "a: \xF4\x90\x80\x80\n", "yaml: line 1, column 4: invalid Unicode character"},
+      {"above U+10FFFF", "a: \xF4\x90\x80\x80\n",
+       "yaml: line 1, column 4: invalid Unicode character"},
       {"in a comment", "# \xff\na: 1\n", "yaml: line 1, column 3: invalid leading UTF-8 octet"},
       {"in a key", "\xfe: 1\n", "yaml: line 1, column 1: invalid leading UTF-8 octet"},
-      {"NUL", std::string("a: b\0", 5), "yaml: line 1, column 5: control characters are not allowed"},
+      {"NUL", std::string("a: b\0", 5),
+       "yaml: line 1, column 5: control characters are not allowed"},
       {"escape byte", "a: \x1b[0m\n", "yaml: line 1, column 4: control characters are not allowed"},
       {"U+FFFF", "a: \xEF\xBF\xBF\n", "yaml: line 1, column 4: control characters are not allowed"},
-      {"columns count characters", "\xC3\xA9\xC3\xA9: \xff", "yaml: line 1, column 5: invalid leading UTF-8 octet"},
+      {"columns count characters", "\xC3\xA9\xC3\xA9: \xff",
+       "yaml: line 1, column 5: invalid leading UTF-8 octet"},
   };
   for (const Case& c : cases) {
     SECTION(c.name) {
@@ -188,14 +196,14 @@ TEST_CASE("yaml rejects input go-yaml's reader rejects", "[unit][yaml]") {
     }
   }
   SECTION("valid multi-byte text, a byte order mark, tabs and CRLF still parse") {
-    CHECK(MustParse("\xEF\xBB\xBFname: caf\xC3\xA9\r\nemoji: \"\xF0\x9F\x98\x80\"\r\nt: \"a\tb\"\n") ==
+    CHECK(MustParse(
+              "\xEF\xBB\xBFname: caf\xC3\xA9\r\nemoji: \"\xF0\x9F\x98\x80\"\r\nt: \"a\tb\"\n") ==
           J("{\"name\":\"caf\xC3\xA9\",\"emoji\":\"\xF0\x9F\x98\x80\",\"t\":\"a\\tb\"}"));
     CHECK(MustParse("a: \"\\uFFFF\"\n") == J("{\"a\":\"\xEF\xBF\xBF\"}"));
   }
   SECTION("the escapes \\N and \\_ are U+0085 and U+00A0, as go-yaml reads them") {
     // yaml-cpp alone gives the single bytes 0x85 and 0xA0 (not UTF-8); found by the fuzzer.
-    CHECK(MustParse("a: \"\\N\\_\xC3\xA9\\N\"\n") ==
-          J("{\"a\":\"\\u0085\\u00a0\\u00e9\\u0085\"}"));
+    CHECK(MustParse("a: \"\\N\\_\xC3\xA9\\N\"\n") == J("{\"a\":\"\\u0085\\u00a0\\u00e9\\u0085\"}"));
     CHECK(MustParse("\"\\_\": \"\\u0085x\"\n") == J("{\"\\u00a0\":\"\\u0085x\"}"));
   }
   SECTION("ToYaml escapes U+FFFE and U+FFFF, which ParseYaml would reject raw") {
@@ -207,7 +215,8 @@ TEST_CASE("yaml rejects input go-yaml's reader rejects", "[unit][yaml]") {
 }
 
 TEST_CASE("yaml multi-document streams", "[unit][yaml]") {
-  auto docs = ParseYamlDocuments("---\na: 1\n---\n# only a comment\n---\n- x\n...\n---\nnull\n---\nb: 2\n");
+  auto docs =
+      ParseYamlDocuments("---\na: 1\n---\n# only a comment\n---\n- x\n...\n---\nnull\n---\nb: 2\n");
   REQUIRE(docs.ok());
   REQUIRE(docs->size() == 3);
   CHECK(json::Write((*docs)[0]) == R"({"a":1})");
@@ -247,8 +256,10 @@ envs: *env
 key: &k kk
 *k : aliased-key
 )");
-  CHECK(json::Write(v["first"]) == R"({"image":"busybox","env":[{"name":"A","value":"1"}],"name":"one"})");
-  CHECK(json::Write(v["second"]) == R"({"name":"two","image":"override","env":[{"name":"A","value":"1"}]})");
+  CHECK(json::Write(v["first"]) ==
+        R"({"image":"busybox","env":[{"name":"A","value":"1"}],"name":"one"})");
+  CHECK(json::Write(v["second"]) ==
+        R"({"name":"two","image":"override","env":[{"name":"A","value":"1"}]})");
   CHECK(json::Write(v["third"]) == R"({"a":1,"b":1,"c":3})");
   CHECK(json::Write(v["envs"]) == R"([{"name":"A","value":"1"}])");
   CHECK(json::Write(v["kk"]) == R"("aliased-key")");
@@ -284,7 +295,8 @@ TEST_CASE("yaml hostile inputs fail cleanly", "[unit][yaml]") {
     std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
     for (int i = 1; i < 10; ++i) {
       text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
-      for (int k = 0; k < 10; ++k) text += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
+      for (int k = 0; k < 10; ++k)
+        text += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
       text += "]\n";
     }
     auto v = ParseYaml(text);
@@ -365,13 +377,17 @@ b: false
 
 TEST_CASE("ToYaml quotes strings that would read back differently", "[unit][yaml]") {
   const char* strings[] = {
-      "true", "True", "yes", "no", "on", "off", "y", "N", "null", "~", "", "1", "-1", "0755",
-      "0x10", "1e3", ".5", "1.5", ".inf", "-.inf", ".nan", "<<", "a: b", "a #b", "a:", ":a",
-      "- a", "-", "? a", "[a]", "{a}", "*a", "&a", "!a", "|", ">", "'a'", "\"a\"", "%a", "@a",
-      "`a", "#a", " a", "a ", "a\tb", "a\rb", "---", "...", "--- a", "12:30", "2001-12-14",
-      "1_000", "a\\b", "\x01", "\x7f", "line\nbreak", "\n", "\n\n", " \n", "a\n ", "\xc2\x85",
-      "\xe2\x80\xa8", "\xef\xbb\xbfx", "x,y", "a[0]", "k=v", "-Xmx1g", "500m", "héllo",
-      "\ttab", "a\n\tb\n", "\n  lead", "trail  \nx",
+      "true",     "True",       "yes",        "no",     "on",       "off",          "y",
+      "N",        "null",       "~",          "",       "1",        "-1",           "0755",
+      "0x10",     "1e3",        ".5",         "1.5",    ".inf",     "-.inf",        ".nan",
+      "<<",       "a: b",       "a #b",       "a:",     ":a",       "- a",          "-",
+      "? a",      "[a]",        "{a}",        "*a",     "&a",       "!a",           "|",
+      ">",        "'a'",        "\"a\"",      "%a",     "@a",       "`a",           "#a",
+      " a",       "a ",         "a\tb",       "a\rb",   "---",      "...",          "--- a",
+      "12:30",    "2001-12-14", "1_000",      "a\\b",   "\x01",     "\x7f",         "line\nbreak",
+      "\n",       "\n\n",       " \n",        "a\n ",   "\xc2\x85", "\xe2\x80\xa8", "\xef\xbb\xbfx",
+      "x,y",      "a[0]",       "k=v",        "-Xmx1g", "500m",     "héllo",        "\ttab",
+      "a\n\tb\n", "\n  lead",   "trail  \nx",
   };
   for (const char* s : strings) {
     json::Value doc = json::Value::Object();
@@ -389,18 +405,24 @@ TEST_CASE("ToYaml quotes strings that would read back differently", "[unit][yaml
 }
 
 json::Value RandomValue(std::mt19937& rng, int depth) {
-  static const char* kWords[] = {"a", "true", "1", "", "x y", "a: b", "#", "-", "null", "\n",
-                                 "multi\nline\n", "  sp", "é", "0x1", "1.5", "key", "-- x",
-                                 "tab\there", "\"q\"", "'s'", "{", "]", "*", "&", "!", "%",
-                                 "\tlead\ntab\n", "a\n\tb", "- x\ny: z\n"};
+  static const char* kWords[] = {
+      "a",      "true",          "1",    "",  "x y", "a: b", "#",   "-",    "null",
+      "\n",     "multi\nline\n", "  sp", "é", "0x1", "1.5",  "key", "-- x", "tab\there",
+      "\"q\"",  "'s'",           "{",    "]", "*",   "&",    "!",   "%",    "\tlead\ntab\n",
+      "a\n\tb", "- x\ny: z\n"};
   int pick = static_cast<int>(rng() % (depth > 4 ? 6 : 8));
   switch (pick) {
-    case 0: return json::Value();
-    case 1: return json::Value(rng() % 2 == 0);
-    case 2: return json::Value(static_cast<int64_t>(rng()) - (int64_t{1} << 31));
-    case 3: return json::Value(static_cast<double>(static_cast<int>(rng() % 20000) - 10000) / 64.0);
+    case 0:
+      return json::Value();
+    case 1:
+      return json::Value(rng() % 2 == 0);
+    case 2:
+      return json::Value(static_cast<int64_t>(rng()) - (int64_t{1} << 31));
+    case 3:
+      return json::Value(static_cast<double>(static_cast<int>(rng() % 20000) - 10000) / 64.0);
     case 4:
-    case 5: return json::Value(kWords[rng() % std::size(kWords)]);
+    case 5:
+      return json::Value(kWords[rng() % std::size(kWords)]);
     case 6: {
       json::Value a = json::Value::Array();
       size_t n = rng() % 4;
@@ -412,8 +434,8 @@ json::Value RandomValue(std::mt19937& rng, int depth) {
       size_t n = rng() % 4;
       for (size_t i = 0; i < n; ++i) {
         std::string key = std::string(kWords[rng() % std::size(kWords)]) + std::to_string(i);
-      if (rng() % 50 == 0) key += std::string(1100, 'k');  // beyond YAML's implicit-key limit
-      o.Set(key, RandomValue(rng, depth + 1));
+        if (rng() % 50 == 0) key += std::string(1100, 'k');  // beyond YAML's implicit-key limit
+        o.Set(key, RandomValue(rng, depth + 1));
       }
       return o;
     }

@@ -3,7 +3,6 @@
 #include "runtime/api/codec.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/unit/runtime/api/test_util.h"
@@ -79,7 +78,8 @@ TEST_CASE("every example TrainJob decodes and round-trips") {
 }
 
 TEST_CASE("the deepspeed runtime decodes its MPI policy") {
-  TrainingRuntime rt = MustDecodeRuntime(ReadYamlFile("examples/runtimes/deepspeed-distributed.yaml"));
+  TrainingRuntime rt =
+      MustDecodeRuntime(ReadYamlFile("examples/runtimes/deepspeed-distributed.yaml"));
   CHECK(rt.metadata.name == "deepspeed-distributed");
   CHECK(rt.metadata.labels.at(kFrameworkLabel) == "deepspeed");
   REQUIRE(rt.spec.ml_policy);
@@ -113,7 +113,8 @@ TEST_CASE("the torch example TrainJob decodes its trainer with canonical quantit
 }
 
 TEST_CASE("a TrainJob with podTemplateOverrides decodes and keeps the field in raw") {
-  TrainJob job = MustDecodeTrainJob(ReadYamlFile("examples/trainjobs/podtemplateoverrides-legacy.yaml"));
+  TrainJob job =
+      MustDecodeTrainJob(ReadYamlFile("examples/trainjobs/podtemplateoverrides-legacy.yaml"));
   CHECK(job.spec.runtime_patches.empty());
   const json::Value* overrides = job.raw["spec"].Find("podTemplateOverrides");
   REQUIRE(overrides != nullptr);
@@ -232,7 +233,8 @@ TEST_CASE("wrong types in a TrainJob name the field path") {
        "spec.trainer.numNodes: expected integer, got string"},
       {"numNodes fractional", R"({"spec": {"trainer": {"numNodes": 2.5}}})",
        "spec.trainer.numNodes: expected integer, got number"},
-      {"numProcPerNode auto (v2.1 int-or-string)", R"({"spec": {"trainer": {"numProcPerNode": "auto"}}})",
+      {"numProcPerNode auto (v2.1 int-or-string)",
+       R"({"spec": {"trainer": {"numProcPerNode": "auto"}}})",
        "spec.trainer.numProcPerNode: expected integer, got string"},
       {"command not a list", R"({"spec": {"trainer": {"command": "python"}}})",
        "spec.trainer.command: expected array, got string"},
@@ -246,7 +248,8 @@ TEST_CASE("wrong types in a TrainJob name the field path") {
       {"suspend", R"({"spec": {"suspend": "true"}})", "spec.suspend: expected boolean, got string"},
       {"activeDeadlineSeconds", R"({"spec": {"activeDeadlineSeconds": "60"}})",
        "spec.activeDeadlineSeconds: expected integer, got string"},
-      {"managedBy", R"({"spec": {"managedBy": 1}})", "spec.managedBy: expected string, got integer"},
+      {"managedBy", R"({"spec": {"managedBy": 1}})",
+       "spec.managedBy: expected string, got integer"},
       {"runtimeRef", R"({"spec": {"runtimeRef": "torch"}})",
        "spec.runtimeRef: expected object, got string"},
       {"runtimeRef.kind", R"({"spec": {"runtimeRef": {"name": "r", "kind": false}}})",
@@ -259,14 +262,17 @@ TEST_CASE("wrong types in a TrainJob name the field path") {
        "spec.trainer.resourcesPerNode.limits: expected object, got array"},
       {"runtimePatches", R"({"spec": {"runtimePatches": {"manager": "a.io/b"}}})",
        "spec.runtimePatches: expected array, got object"},
-      {"runtimePatch manager", R"({"spec": {"runtimePatches": [{"manager": "a.io/b"}, {"manager": 5}]}})",
+      {"runtimePatch manager",
+       R"({"spec": {"runtimePatches": [{"manager": "a.io/b"}, {"manager": 5}]}})",
        "spec.runtimePatches[1].manager: expected string, got integer"},
-      {"runtimePatch time", R"({"spec": {"runtimePatches": [{"manager": "a.io/b", "time": "yesterday"}]}})",
+      {"runtimePatch time",
+       R"({"spec": {"runtimePatches": [{"manager": "a.io/b", "time": "yesterday"}]}})",
        "spec.runtimePatches[0].time: invalid RFC 3339 time \"yesterday\""},
       {"runtimePatch replicatedJobs",
        R"({"spec": {"runtimePatches": [{"manager": "a.io/b", "trainingRuntimeSpec":
            {"template": {"spec": {"replicatedJobs": {"name": "node"}}}}}]}})",
-       "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs: expected array, got object"},
+       "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs: expected array, "
+       "got object"},
       {"runtimePatch container name",
        R"({"spec": {"runtimePatches": [{"manager": "a.io/b", "trainingRuntimeSpec":
            {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec":
@@ -372,8 +378,8 @@ TEST_CASE("runtime list items without apiVersion and kind decode with a kind hin
   CHECK(rt->spec.ml_policy->jax);
   CHECK(EncodeTrainingRuntime(*rt)["kind"].AsString() == "TrainingRuntime");
   // A present kind must agree with the hint.
-  StatusOr<TrainingRuntime> wrong = DecodeTrainingRuntimeAs(
-      J(R"({"kind": "TrainingRuntime"})"), kClusterTrainingRuntimeKind);
+  StatusOr<TrainingRuntime> wrong =
+      DecodeTrainingRuntimeAs(J(R"({"kind": "TrainingRuntime"})"), kClusterTrainingRuntimeKind);
   REQUIRE_FALSE(wrong.ok());
   CHECK(wrong.status().message() ==
         "kind: expected \"ClusterTrainingRuntime\", got \"TrainingRuntime\"");
@@ -412,8 +418,8 @@ TEST_CASE("quantities sent as numbers are normalised to canonical strings") {
 
 TEST_CASE("EncodeTrainJobStatus writes every counter and every condition field") {
   TrainJobStatus status;
-  status.conditions.push_back(Condition{"Suspended", "True", "Suspended", "", "2026-01-02T03:04:05Z",
-                                        std::nullopt});
+  status.conditions.push_back(
+      Condition{"Suspended", "True", "Suspended", "", "2026-01-02T03:04:05Z", std::nullopt});
   status.jobs_status.push_back(JobStatus{"node", 0, 0, 0, 0, 2});
   status.jobs_status.push_back(JobStatus{"launcher", 1, 0, 0, 1, 0});
   REQUIRE_JSON_EQ(EncodeTrainJobStatus(status), J(R"({

@@ -81,8 +81,9 @@ items:
   spec: {mlPolicy: {numNodes: [1]}}
 )");
   REQUIRE_FALSE(list.ok());
-  CHECK(list.status().message() == "document 1, item 0 (ClusterTrainingRuntime c): "
-                                   "spec.mlPolicy.numNodes: expected integer, got array");
+  CHECK(list.status().message() ==
+        "document 1, item 0 (ClusterTrainingRuntime c): "
+        "spec.mlPolicy.numNodes: expected integer, got array");
 }
 
 }  // namespace

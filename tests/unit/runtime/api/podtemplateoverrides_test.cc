@@ -33,8 +33,8 @@ std::string TranslateError(std::string_view spec) {
 // The pod template patch the translation wrote for replicatedJob `job`.
 const json::Value& PodTemplateFor(const TranslationResult& r, std::string_view job) {
   REQUIRE(r.runtime_patches.size() == 1);
-  const json::Value& jobs = Get(r.runtime_patches.at(0),
-                                {"trainingRuntimeSpec", "template", "spec", "replicatedJobs"});
+  const json::Value& jobs =
+      Get(r.runtime_patches.at(0), {"trainingRuntimeSpec", "template", "spec", "replicatedJobs"});
   const json::Value* entry = json::FindByKey(jobs, "name", job);
   REQUIRE(entry != nullptr);
   return Get(*entry, {"template", "spec", "template"});
@@ -69,13 +69,14 @@ TEST_CASE("one override with several target jobs patches each of them") {
   TranslationResult r = MustTranslate(J(R"({"podTemplateOverrides": [{
     "targetJobs": [{"name": "launcher"}, {"name": "node"}],
     "spec": {"nodeSelector": {"pool": "mpi"}}}]})"));
-  const json::Value& jobs = Get(r.runtime_patches.at(0),
-                                {"trainingRuntimeSpec", "template", "spec", "replicatedJobs"});
+  const json::Value& jobs =
+      Get(r.runtime_patches.at(0), {"trainingRuntimeSpec", "template", "spec", "replicatedJobs"});
   REQUIRE(jobs.size() == 2);
   CHECK(jobs.at(0).Find("name")->AsString() == "launcher");
   CHECK(jobs.at(1).Find("name")->AsString() == "node");
   REQUIRE_JSON_EQ(PodTemplateFor(r, "node"), J(R"({"spec": {"nodeSelector": {"pool": "mpi"}}})"));
-  REQUIRE_JSON_EQ(PodTemplateFor(r, "launcher"), J(R"({"spec": {"nodeSelector": {"pool": "mpi"}}})"));
+  REQUIRE_JSON_EQ(PodTemplateFor(r, "launcher"),
+                  J(R"({"spec": {"nodeSelector": {"pool": "mpi"}}})"));
 }
 
 TEST_CASE("later overrides for the same job win over earlier ones") {
@@ -98,7 +99,8 @@ TEST_CASE("later overrides for the same job win over earlier ones") {
              "tolerations": [{"key": "t2", "operator": "Exists"}],
              "initContainers": [{"name": "fetch", "env": [{"name": "X", "value": "2"},
                                                           {"name": "Y", "value": "3"}]}]}})"));
-  REQUIRE_JSON_EQ(PodTemplateFor(r, "launcher"), J(R"({"spec": {"serviceAccountName": "launcher-sa"}})"));
+  REQUIRE_JSON_EQ(PodTemplateFor(r, "launcher"),
+                  J(R"({"spec": {"serviceAccountName": "launcher-sa"}})"));
 }
 
 TEST_CASE("the translated patch has the effect of v2.1's overrides applied in sequence") {
@@ -317,20 +319,22 @@ TEST_CASE("ApplyPodTemplateOverrides reports translation errors") {
 namespace trainer::api {
 namespace {
 
-TEST_CASE("ValidatePodTemplateOverrides checks targets and containers against the runtime as v2.1 did") {
+TEST_CASE(
+    "ValidatePodTemplateOverrides checks targets and containers against the runtime as v2.1 did") {
   const json::Value torch = ReadYamlFile("examples/runtimes/torch-distributed.yaml");
   const json::Value& torch_template = Get(torch, {"spec", "template"});
   const json::Value legacy = ReadYamlFile("examples/trainjobs/podtemplateoverrides-legacy.yaml");
   CHECK(ValidatePodTemplateOverrides(Get(legacy, {"spec"}), torch_template).empty());
 
   const json::Value deepspeed = ReadYamlFile("examples/runtimes/deepspeed-distributed.yaml");
-  const std::vector<std::string> details = ValidatePodTemplateOverrides(J(R"({"podTemplateOverrides": [
+  const std::vector<std::string> details =
+      ValidatePodTemplateOverrides(J(R"({"podTemplateOverrides": [
     {"targetJobs": [{"name": "worker"}], "spec": {"containers": [{"name": "node"}]}},
     {"targetJobs": [{"name": "launcher"}, {"name": "node"}],
      "spec": {"initContainers": [{"name": "init"}],
               "containers": [{"name": "node", "env": [{"name": "A", "value": "1"}]},
                              {"name": "sidecar"}]}}]})"),
-                                                                        Get(deepspeed, {"spec", "template"}));
+                                   Get(deepspeed, {"spec", "template"}));
   const std::vector<std::string> want = {
       "must not have targetJob that doesn't exist in the runtime job template",
       "must not have container that doesn't exist in the runtime job worker",

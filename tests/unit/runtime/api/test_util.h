@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -10,8 +11,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "common/json/json.h"
 #include "common/yaml/yaml.h"
@@ -64,12 +63,12 @@ inline std::vector<std::string> YamlFiles(const std::string& dir) {
 }
 
 // Compares canonically and prints both sides on mismatch.
-#define REQUIRE_JSON_EQ(got, want)                                              \
-  do {                                                                          \
-    const std::string _got = ::trainer::json::WritePretty((got));               \
-    const std::string _want = ::trainer::json::WritePretty((want));             \
-    INFO("got:\n" << _got << "\nwant:\n" << _want);                             \
-    REQUIRE(_got == _want);                                                     \
+#define REQUIRE_JSON_EQ(got, want)                                  \
+  do {                                                              \
+    const std::string _got = ::trainer::json::WritePretty((got));   \
+    const std::string _want = ::trainer::json::WritePretty((want)); \
+    INFO("got:\n" << _got << "\nwant:\n" << _want);                 \
+    REQUIRE(_got == _want);                                         \
   } while (0)
 
 }  // namespace trainer::api::testing

@@ -2,7 +2,6 @@
 // (upstream pkg/runtime/core/{snapshot,trainingruntime,clustertrainingruntime,registry}_test.go),
 // by upstream case name.
 #include <algorithm>
-
 #include <catch2/catch.hpp>
 
 #include "common/yaml/yaml.h"
@@ -68,8 +67,7 @@ spec:
 
 json::Value RuntimeDoc(std::string_view kind = "TrainingRuntime", std::string_view torch = "") {
   char buf[4096];
-  std::snprintf(buf, sizeof(buf), kRuntime, std::string(kind).c_str(),
-                std::string(torch).c_str());
+  std::snprintf(buf, sizeof(buf), kRuntime, std::string(kind).c_str(), std::string(torch).c_str());
   json::Value doc = Yaml(buf);
   if (kind == "ClusterTrainingRuntime") {
     doc["metadata"].Erase("namespace");
@@ -109,8 +107,8 @@ const json::Value& NodeContainer(const json::Value& jobset) {
 TEST_CASE("TestNewRuntimeRegistry", "[core]") {
   Env env;
   SECTION("registry is initialized") {
-    CHECK(env.runtimes->Keys() == std::vector<std::string>{kClusterTrainingRuntimeKey,
-                                                           kTrainingRuntimeKey});
+    CHECK(env.runtimes->Keys() ==
+          std::vector<std::string>{kClusterTrainingRuntimeKey, kTrainingRuntimeKey});
   }
   SECTION("TrainingRuntime is registered correctly") {
     CHECK(env.runtimes->ForTrainJob(Job("TrainingRuntime")) == &env.TR());
@@ -125,7 +123,8 @@ TEST_CASE("TestNewRuntimeRegistry", "[core]") {
     std::vector<framework::Watch> all = env.runtimes->Watches();
     for (size_t i = 0; i < all.size(); ++i) {
       for (size_t j = i + 1; j < all.size(); ++j) {
-        CHECK_FALSE((all[i].gvk == all[j].gvk && all[i].owned_by_trainjob == all[j].owned_by_trainjob));
+        CHECK_FALSE(
+            (all[i].gvk == all[j].gvk && all[i].owned_by_trainjob == all[j].owned_by_trainjob));
       }
     }
     CHECK(std::any_of(all.begin(), all.end(),
@@ -173,8 +172,10 @@ TEST_CASE("TestGetRuntimeSnapshot", "[core][snapshot]") {
     json::Value cm = NewRuntimeSnapshot(ctr_job, RuntimeDoc("ClusterTrainingRuntime"));
     cm["data"].Set("runtime", json::Value("a: [b"));
     REQUIRE(reader.Add(std::move(cm)).ok());
-    CHECK(GetRuntimeSnapshot(reader, ctr_job).status().message().starts_with(
-        "invalid runtime snapshot: unable to unmarshal the snapshot: "));
+    CHECK(GetRuntimeSnapshot(reader, ctr_job)
+              .status()
+              .message()
+              .starts_with("invalid runtime snapshot: unable to unmarshal the snapshot: "));
   }
   SECTION("returns error when snapshot runtime name does not match RuntimeRef") {
     json::Value doc = RuntimeDoc("ClusterTrainingRuntime");
@@ -188,9 +189,11 @@ TEST_CASE("TestGetRuntimeSnapshot", "[core][snapshot]") {
   }
   SECTION("returns error when snapshot runtime kind does not match RuntimeRef") {
     REQUIRE(reader.Add(NewRuntimeSnapshot(ctr_job, RuntimeDoc("TrainingRuntime"))).ok());
-    CHECK(GetRuntimeSnapshot(reader, ctr_job).status().message().ends_with(
-        "but found runtime with name, api group and kind of \"test-runtime\", "
-        "\"trainer.kubeflow.org\", \"TrainingRuntime\""));
+    CHECK(GetRuntimeSnapshot(reader, ctr_job)
+              .status()
+              .message()
+              .ends_with("but found runtime with name, api group and kind of \"test-runtime\", "
+                         "\"trainer.kubeflow.org\", \"TrainingRuntime\""));
   }
 }
 
@@ -198,10 +201,12 @@ TEST_CASE("TestCreateRuntimeSnapshot", "[core][snapshot]") {
   api::TrainJob job = Job("ClusterTrainingRuntime");
   SECTION("successfully creates snapshot ConfigMap for ClusterTrainingRuntime") {
     json::Value cm = NewRuntimeSnapshot(job, RuntimeDoc("ClusterTrainingRuntime"));
-    CHECK(Canon(cm["metadata"]) ==
-          R"({"name":"test-job-runtime-snapshot","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid-1"}]})");
+    CHECK(
+        Canon(cm["metadata"]) ==
+        R"({"name":"test-job-runtime-snapshot","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid-1"}]})");
     std::string text = cm["data"]["runtime"].AsString();
-    CHECK(text.starts_with("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"));
+    CHECK(text.starts_with(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"));
     CHECK(text.find("name: test-runtime") != std::string::npos);
   }
 }
@@ -219,7 +224,8 @@ TEST_CASE("TestRuntimeSnapshotRoundTrip", "[core][snapshot]") {
 TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
   Env env;
   REQUIRE(env.reader.Add(RuntimeDoc("TrainingRuntime")).ok());
-  SECTION("succeeded to build JobSet with NumNodes from the Runtime and container from the TrainJob.") {
+  SECTION(
+      "succeeded to build JobSet with NumNodes from the Runtime and container from the TrainJob.") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
   suspend: true
   trainer: {image: tj:img, command: [python], args: [main.py], env: [{name: TRAIN_JOB, value: v}]}
@@ -268,11 +274,14 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
           R"([{"mountPath":"/data","name":"data"}])");
     CHECK(pod.Find("containers")->at(0).Find("image")->AsString() == "runtime:img");
   }
-  SECTION("succeeded to build JobSet with nil affinity overrides from the TrainJob's RuntimePatches.") {
+  SECTION(
+      "succeeded to build JobSet with nil affinity overrides from the TrainJob's RuntimePatches.") {
     json::Value doc = RuntimeDoc("TrainingRuntime");
     doc["metadata"].Set("name", json::Value("with-affinity"));
-    doc["spec"]["template"]["spec"]["replicatedJobs"].at(2)["template"]["spec"]["template"]["spec"]
-        .Set("affinity", Yaml("{nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}}"));
+    doc["spec"]["template"]["spec"]["replicatedJobs"]
+        .at(2)["template"]["spec"]["template"]["spec"]
+        .Set("affinity",
+             Yaml("{nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}}"));
     REQUIRE(env.reader.Add(std::move(doc)).ok());
     api::TrainJob job = Job("TrainingRuntime", R"(
   runtimePatches:
@@ -285,7 +294,9 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
     CHECK(PodOf((*objs)[1], 2).Find("affinity") != nullptr);
     CHECK(Canon(*PodOf((*objs)[1], 2).Find("nodeSelector")) == R"({"a":"b"})");
   }
-  SECTION("succeeded to build JobSet with securityContext overrides from the TrainJob's RuntimePatches.") {
+  SECTION(
+      "succeeded to build JobSet with securityContext overrides from the TrainJob's "
+      "RuntimePatches.") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
   runtimePatches:
   - manager: trainer.kubeflow.org/test
@@ -295,7 +306,9 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
     CHECK(Canon(*PodOf((*objs)[1], 2).Find("securityContext")) == R"({"runAsUser":1000})");
     CHECK(Canon(*NodeContainer((*objs)[1]).Find("securityContext")) == R"({"runAsNonRoot":true})");
   }
-  SECTION("succeeded to build JobSet with TrainJob's RuntimePatches containing duplicate patches for same job") {
+  SECTION(
+      "succeeded to build JobSet with TrainJob's RuntimePatches containing duplicate patches for "
+      "same job") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
   runtimePatches:
   - manager: trainer.kubeflow.org/a
@@ -307,7 +320,9 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
     CHECK(Canon(*PodOf((*objs)[1], 2).Find("nodeSelector")) == R"({"a":"b"})");
     CHECK((*objs)[1]["spec"]["replicatedJobs"].size() == 3);
   }
-  SECTION("succeeded to build JobSet with labels and annotations overrides from the TrainJob's RuntimePatches.") {
+  SECTION(
+      "succeeded to build JobSet with labels and annotations overrides from the TrainJob's "
+      "RuntimePatches.") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
   runtimePatches:
   - manager: trainer.kubeflow.org/a
@@ -320,7 +335,9 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
     CHECK(Canon(*meta.Find("labels")) == R"({"extra":"later","jobset-label":"patched"})");
     CHECK(Canon(*meta.Find("annotations")) == R"({"jobset-annotation":"b","note":"v"})");
   }
-  SECTION("succeeded to build JobSet with TrainJob's RuntimePatches targeting the same job with different values") {
+  SECTION(
+      "succeeded to build JobSet with TrainJob's RuntimePatches targeting the same job with "
+      "different values") {
     auto objs = env.TR().NewObjects(Job("TrainingRuntime", R"(
   runtimePatches:
   - manager: trainer.kubeflow.org/a
@@ -372,9 +389,11 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
   SECTION("succeeded to build JobSet with Torch values from the Runtime and envs.") {
     framework::MapReader reader;
     json::Value doc = RuntimeDoc("TrainingRuntime", ", torch: {}");
-    doc["spec"]["template"]["spec"]["replicatedJobs"].at(2)["template"]["spec"]["template"]["spec"]
-       ["containers"].at(0).Set("env", Yaml("[{name: TRAIN_JOB, value: original}, "
-                                            "{name: RUNTIME, value: 'test:runtime'}]"));
+    doc["spec"]["template"]["spec"]["replicatedJobs"]
+        .at(2)["template"]["spec"]["template"]["spec"]["containers"]
+        .at(0)
+        .Set("env", Yaml("[{name: TRAIN_JOB, value: original}, "
+                         "{name: RUNTIME, value: 'test:runtime'}]"));
     REQUIRE(reader.Add(std::move(doc)).ok());
     auto runtimes = Runtimes::New(reader, [] { return std::string("now"); });
     REQUIRE(runtimes.ok());
@@ -417,9 +436,10 @@ TEST_CASE("TestTrainingRuntimeNewObjects", "[core]") {
   SECTION("missing trainingRuntime resource") {
     api::TrainJob job = Job("TrainingRuntime");
     job.spec.runtime_ref.name = "absent";
-    CHECK(env.TR().NewObjects(job).status().message() ==
-          "TrainingRuntime specified in TrainJob is not found: trainingruntimes.trainer.kubeflow.org "
-          "\"absent\" not found");
+    CHECK(
+        env.TR().NewObjects(job).status().message() ==
+        "TrainingRuntime specified in TrainJob is not found: trainingruntimes.trainer.kubeflow.org "
+        "\"absent\" not found");
   }
 }
 
@@ -428,12 +448,14 @@ TEST_CASE("TestTrainingRuntimeNewObjects (torchtune)", "[core]") {
   json::Value doc = RuntimeDoc("ClusterTrainingRuntime", ", torch: {}");
   doc["metadata"].Set("name", json::Value("torchtune-llama3.2-1b"));
   doc["spec"]["mlPolicy"].Set("numNodes", json::Value(1));
-  json::Value& node = doc["spec"]["template"]["spec"]["replicatedJobs"].at(2)["template"]["spec"]
-                         ["template"]["spec"]["containers"].at(0);
-  node.Set("command", Yaml("[tune, run, --rdzv_endpoint=localhost:29500, full_finetune_distributed, "
-                           "--config, llama3_2/1B_full, output_dir=/workspace/output, "
-                           "tokenizer.path=/workspace/model/tokenizer.model, "
-                           "checkpointer.checkpoint_dir=/workspace/model]"));
+  json::Value& node = doc["spec"]["template"]["spec"]["replicatedJobs"]
+                          .at(2)["template"]["spec"]["template"]["spec"]["containers"]
+                          .at(0);
+  node.Set("command",
+           Yaml("[tune, run, --rdzv_endpoint=localhost:29500, full_finetune_distributed, "
+                "--config, llama3_2/1B_full, output_dir=/workspace/output, "
+                "tokenizer.path=/workspace/model/tokenizer.model, "
+                "checkpointer.checkpoint_dir=/workspace/model]"));
   node.Set("resources", Yaml("{limits: {nvidia.com/gpu: 2}}"));
   REQUIRE(reader.Add(std::move(doc)).ok());
   auto runtimes = Runtimes::New(reader, [] { return std::string("now"); });
@@ -537,7 +559,9 @@ spec:
 TEST_CASE("TestClusterTrainingRuntimeNewObjects", "[core]") {
   Env env;
   REQUIRE(env.reader.Add(RuntimeDoc("ClusterTrainingRuntime")).ok());
-  SECTION("succeeded to build PodGroup and JobSet with NumNodes from the Runtime and container from the Trainer.") {
+  SECTION(
+      "succeeded to build PodGroup and JobSet with NumNodes from the Runtime and container from "
+      "the Trainer.") {
     auto objs = env.CTR().NewObjects(Job("ClusterTrainingRuntime"));
     REQUIRE(objs.ok());
     REQUIRE(objs->size() == 2);
@@ -577,12 +601,13 @@ TEST_CASE("TestValidateObjects", "[core]") {
     REQUIRE(env.reader.Add(std::move(doc)).ok());
     field::ValidationResult r = env.CTR().ValidateObjects(nullptr, Job("ClusterTrainingRuntime"));
     CHECK(r.ok());
-    CHECK(r.warnings ==
-          std::vector<std::string>{
-              "Referenced ClusterTrainingRuntime \"test-runtime\" is deprecated and will be removed "
-              "in a future release of Kubeflow Trainer. See runtime deprecation policy: "
-              "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html"
-              "#runtime-deprecation-policy"});
+    CHECK(
+        r.warnings ==
+        std::vector<std::string>{
+            "Referenced ClusterTrainingRuntime \"test-runtime\" is deprecated and will be removed "
+            "in a future release of Kubeflow Trainer. See runtime deprecation policy: "
+            "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html"
+            "#runtime-deprecation-policy"});
   }
   SECTION("initializer jobs are checked against the live runtime") {
     REQUIRE(env.reader.Add(RuntimeDoc("TrainingRuntime")).ok());
@@ -611,7 +636,8 @@ overhead: {cpu: 100m}
 }
 
 TEST_CASE("TestMergeResourceRequirements", "[core]") {
-  json::Value base = Yaml("{limits: {cpu: 2}, requests: {cpu: 1, memory: 1Gi}, claims: [{name: c}]}");
+  json::Value base =
+      Yaml("{limits: {cpu: 2}, requests: {cpu: 1, memory: 1Gi}, claims: [{name: c}]}");
   SECTION("gpu only overlays runtime cpu and memory") {
     CHECK(Canon(MergeResourceRequirements(base, Yaml("{limits: {nvidia.com/gpu: 1}}"))) ==
           R"({"limits":{"cpu":2,"nvidia.com/gpu":1},"requests":{"cpu":1,"memory":"1Gi"}})");

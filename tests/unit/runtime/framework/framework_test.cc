@@ -3,7 +3,6 @@
 #include "runtime/framework/framework.h"
 
 #include <algorithm>
-
 #include <catch2/catch.hpp>
 
 #include "runtime/framework/apply.h"
@@ -76,7 +75,9 @@ TEST_CASE("TestNew", "[framework]") {
 TEST_CASE("TestRunEnforceMLPolicyPlugins", "[framework]") {
   MapReader reader;
   framework::Info info =
-      InfoBuilder().PodSet(PodSet("node").Ancestor("trainer").Count(1).Containers({"node"})).Build();
+      InfoBuilder()
+          .PodSet(PodSet("node").Ancestor("trainer").Count(1).Containers({"node"}))
+          .Build();
   SECTION("plainml MLPolicy is applied to runtime.Info, TrainJob doesn't have numNodes") {
     api::TrainJob job = Job("{env: [{name: A, value: b}]}");
     REQUIRE(Registered(reader)->RunEnforceMLPolicyPlugins(&info, job).ok());
@@ -116,7 +117,8 @@ spec:
   trainer: {env: [{name: PET_NNODES, value: '1'}]}
   runtimePatches: [{manager: bad}]
 )");
-    field::ValidationResult r = Registered(reader)->RunCustomValidationPlugins(&torch, nullptr, job);
+    field::ValidationResult r =
+        Registered(reader)->RunCustomValidationPlugins(&torch, nullptr, job);
     REQUIRE(r.errors.size() == 2);
     CHECK(r.errors[0].field == "spec.trainer.env");
     CHECK(r.errors[1].field == "spec.runtimePatches.manager");
@@ -229,13 +231,11 @@ TEST_CASE("TestUpsertPort", "[apply]") {
   json::Value ports = testing::Yaml("[{containerPort: 80, name: http}, {containerPort: 81}]");
   SECTION("match by port number") {
     UpsertPort(ports, testing::Yaml("{containerPort: 80, name: web}"));
-    CHECK(testing::Canon(ports) ==
-          R"([{"containerPort":80,"name":"web"},{"containerPort":81}])");
+    CHECK(testing::Canon(ports) == R"([{"containerPort":80,"name":"web"},{"containerPort":81}])");
   }
   SECTION("match by name") {
     UpsertPort(ports, testing::Yaml("{containerPort: 90, name: http}"));
-    CHECK(testing::Canon(ports) ==
-          R"([{"containerPort":90,"name":"http"},{"containerPort":81}])");
+    CHECK(testing::Canon(ports) == R"([{"containerPort":90,"name":"http"},{"containerPort":81}])");
   }
   SECTION("unnamed ports match each other, as upstream's ptr.Equal") {
     UpsertPort(ports, testing::Yaml("{containerPort: 29500}"));

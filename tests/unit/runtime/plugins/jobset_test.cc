@@ -34,9 +34,7 @@ replicatedJobs:
     spec: {template: {spec: {containers: [{name: node, image: rt:img, env: [{name: TEMPLATE, value: t}]}]}}}
 )";
 
-framework::Info SpecInfo(std::string_view spec) {
-  return InfoBuilder().JobSetSpec(spec).Build();
-}
+framework::Info SpecInfo(std::string_view spec) { return InfoBuilder().JobSetSpec(spec).Build(); }
 
 api::TrainJob Job(std::string_view spec) {
   return testing::TrainJob("metadata: {name: test-job, namespace: default, uid: uid-1}\nspec: " +
@@ -52,9 +50,7 @@ struct Fixture {
 TEST_CASE("TestJobSet", "[jobset]") {
   Fixture f;
   api::TrainJob job = Job("{runtimeRef: {name: rt}}");
-  SECTION("no action when info is nil") {
-    CHECK(f.plugin.IdentifyPodNetwork(nullptr, job).ok());
-  }
+  SECTION("no action when info is nil") { CHECK(f.plugin.IdentifyPodNetwork(nullptr, job).ok()); }
   SECTION("no action when template.spec is not JobSet") {
     framework::Info info;
     CHECK(f.plugin.IdentifyPodNetwork(&info, job).ok());
@@ -76,8 +72,9 @@ TEST_CASE("TestJobSet", "[jobset]") {
   }
   SECTION("subDomain in jobSetSpec is used to endpoint") {
     framework::Info info = InfoBuilder()
-                               .JobSetSpec("{network: {subdomain: kubeflow.org}, "
-                                           "replicatedJobs: [{name: node, replicas: 2}]}")
+                               .JobSetSpec(
+                                   "{network: {subdomain: kubeflow.org}, "
+                                   "replicatedJobs: [{name: node, replicas: 2}]}")
                                .PodSet(PodSet("node").Count(1))
                                .Build();
     REQUIRE(f.plugin.IdentifyPodNetwork(&info, job).ok());
@@ -114,8 +111,9 @@ replicatedJobs:
               .find("model-initializer") == std::string::npos);
   }
   SECTION("valid dataset initializer with volumeClaimPolicies and volumeMount passes") {
-    framework::Info info = SpecInfo(std::string(kInitializerSpec) +
-                                    "volumeClaimPolicies: [{templates: [{metadata: {name: initializer}}]}]\n");
+    framework::Info info =
+        SpecInfo(std::string(kInitializerSpec) +
+                 "volumeClaimPolicies: [{templates: [{metadata: {name: initializer}}]}]\n");
     CHECK(ValidateText(f, info, nullptr,
                        Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: x}}}"))
               .empty());
@@ -128,31 +126,37 @@ replicatedJobs:
   SECTION("must have volumeMount with name - initializer in the model initializer container") {
     framework::Info info = SpecInfo(
         "{replicatedJobs: [{name: model-initializer, template: {spec: {template: {spec: "
-        "{containers: [{name: model-initializer, volumeMounts: [{name: other, mountPath: /m}]}]}}}}}]}");
+        "{containers: [{name: model-initializer, volumeMounts: [{name: other, mountPath: "
+        "/m}]}]}}}}}]}");
     CHECK(ValidateText(f, info, nullptr,
                        Job("{runtimeRef: {name: rt}, initializer: {model: {storageUri: x}}}"))
               .ends_with("must have volumeMount with name - initializer in container "
                          "model-initializer of the model-initializer job"));
   }
-  SECTION("must have dataset initializer job when trainJob is configured with input datasetConfig") {
-    CHECK(ValidateText(f, node_only, nullptr,
-                       Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: hf://x}}}")) ==
+  SECTION(
+      "must have dataset initializer job when trainJob is configured with input datasetConfig") {
+    CHECK(ValidateText(
+              f, node_only, nullptr,
+              Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: hf://x}}}")) ==
           "spec.runtimeRef: Invalid value: v1alpha1.RuntimeRef{Name:\"rt\", "
-          "APIGroup:(*string)(\"trainer.kubeflow.org\"), Kind:(*string)(\"ClusterTrainingRuntime\")}: "
+          "APIGroup:(*string)(\"trainer.kubeflow.org\"), "
+          "Kind:(*string)(\"ClusterTrainingRuntime\")}: "
           "must have dataset-initializer job when trainJob is configured with input datasetConfig");
   }
   SECTION("must have container with name - dataset initializer in the dataset initializer job") {
     framework::Info info = SpecInfo(
         "{replicatedJobs: [{name: dataset-initializer, template: {spec: {template: {spec: "
         "{containers: [{name: other}]}}}}}]}");
-    std::string text = ValidateText(
-        f, info, nullptr, Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: hf://x}}}"));
+    std::string text =
+        ValidateText(f, info, nullptr,
+                     Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: hf://x}}}"));
     CHECK(text.ends_with(
         "must have container with name - dataset-initializer in the dataset-initializer job"));
   }
   SECTION("must have model initializer job when trainJob is configured with input modelConfig") {
-    std::string text = ValidateText(
-        f, node_only, nullptr, Job("{runtimeRef: {name: rt}, initializer: {model: {storageUri: hf://x}}}"));
+    std::string text =
+        ValidateText(f, node_only, nullptr,
+                     Job("{runtimeRef: {name: rt}, initializer: {model: {storageUri: hf://x}}}"));
     CHECK(text.ends_with(
         "must have model-initializer job when trainJob is configured with input modelConfig"));
   }
@@ -175,10 +179,11 @@ replicatedJobs:
     framework::Info info = SpecInfo(
         "{replicatedJobs: [{name: dataset-initializer, template: {spec: {template: {spec: "
         "{containers: [{name: dataset-initializer}]}}}}}]}");
-    CHECK(ValidateText(f, info, nullptr,
-                       Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: hf://x}}}"))
-              .ends_with("must have volumeMount with name - initializer in container "
-                         "dataset-initializer of the dataset-initializer job"));
+    CHECK(
+        ValidateText(f, info, nullptr,
+                     Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: hf://x}}}"))
+            .ends_with("must have volumeMount with name - initializer in container "
+                       "dataset-initializer of the dataset-initializer job"));
   }
   SECTION("runtimePatches contain invalid replicated job") {
     std::string text = ValidateText(f, full, nullptr, Job(R"(
@@ -197,7 +202,8 @@ replicatedJobs:
   runtimePatches:
   - manager: trainer.kubeflow.org/test
     trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {initContainers: [{name: bad}]}}}}}]}}}
-)")).ends_with("must not have initContainer that doesn't exist in the runtime job node"));
+)"))
+              .ends_with("must not have initContainer that doesn't exist in the runtime job node"));
   }
   SECTION("runtimePatches contain invalid container") {
     CHECK(ValidateText(f, full, nullptr, Job(R"(
@@ -205,7 +211,8 @@ replicatedJobs:
   runtimePatches:
   - manager: trainer.kubeflow.org/test
     trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: bad}]}}}}}]}}}
-)")).ends_with("must not have container that doesn't exist in the runtime job node"));
+)"))
+              .ends_with("must not have container that doesn't exist in the runtime job node"));
   }
   SECTION("runtimePatches contain envs for reserved container") {
     CHECK(ValidateText(f, full, nullptr, Job(R"(
@@ -213,7 +220,9 @@ replicatedJobs:
   runtimePatches:
   - manager: trainer.kubeflow.org/test
     trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, env: [{name: A, value: b}]}]}}}}}]}}}
-)")).ends_with("must not have envs for the dataset-initializer, model-initializer, node containers"));
+)"))
+              .ends_with("must not have envs for the dataset-initializer, model-initializer, node "
+                         "containers"));
   }
   SECTION("invalid RuntimePatches manager") {
     CHECK(ValidateText(f, full, nullptr,
@@ -268,24 +277,32 @@ replicatedJobs:
                           std::string(statuses) + "}}"))
                 .ok());
   };
-  SECTION("allow changes to runtimePatches when trainJob is suspended and jobSet exists but is inactive") {
+  SECTION(
+      "allow changes to runtimePatches when trainJob is suspended and jobSet exists but is "
+      "inactive") {
     add_jobset("[{name: node, active: 0, ready: 0}]");
     api::TrainJob old_job = patched(true, "x");
     CHECK(ValidateText(f, full, &old_job, patched(true, "y")).empty());
   }
-  SECTION("forbid changes to runtimePatches when trainJob is suspended but jobSet has an active replicatedJob") {
+  SECTION(
+      "forbid changes to runtimePatches when trainJob is suspended but jobSet has an active "
+      "replicatedJob") {
     add_jobset("[{name: node, active: 1}]");
     api::TrainJob old_job = patched(true, "x");
     CHECK(ValidateText(f, full, &old_job, patched(true, "y")) ==
           "spec.runtimePatches: Forbidden: RuntimePatches cannot be modified when the JobSet's "
           "ReplicatedJob node is still active");
   }
-  SECTION("forbid changes to runtimePatches when trainJob is suspended but has multiple active replicatedJobs") {
+  SECTION(
+      "forbid changes to runtimePatches when trainJob is suspended but has multiple active "
+      "replicatedJobs") {
     add_jobset("[{name: launcher, active: 1}, {name: node, active: 2}]");
     api::TrainJob old_job = patched(true, "x");
     CHECK(f.plugin.Validate(&full, &old_job, patched(true, "y")).errors.size() == 2);
   }
-  SECTION("forbid changes to runtimePatches when trainJob is suspended but jobSet cannot be checked due to a client error") {
+  SECTION(
+      "forbid changes to runtimePatches when trainJob is suspended but jobSet cannot be checked "
+      "due to a client error") {
     f.reader.SetError(framework::JobSetGVK(), "default", "test-job", UnavailableError("boom"));
     api::TrainJob old_job = patched(true, "x");
     CHECK(ValidateText(f, full, &old_job, patched(true, "y")) ==
@@ -300,23 +317,24 @@ TEST_CASE("TestSyncParallelCount", "[jobset]") {
     framework::Info info;
     CHECK(f.plugin.SyncParallelCount(&info).ok());
   }
-  framework::Info info =
-      InfoBuilder()
-          .JobSetSpec("{replicatedJobs: [{name: a, template: {spec: {parallelism: 1, "
-                      "completions: 5}}}, {name: b}]}")
-          .PodSet(PodSet("b").Count(3))
-          .PodSet(PodSet("a").Count(2))
-          .PodSet(PodSet("c").Count(9))
-          .PodSet(PodSet("d").NoCount())
-          .Build();
+  framework::Info info = InfoBuilder()
+                             .JobSetSpec(
+                                 "{replicatedJobs: [{name: a, template: {spec: {parallelism: 1, "
+                                 "completions: 5}}}, {name: b}]}")
+                             .PodSet(PodSet("b").Count(3))
+                             .PodSet(PodSet("a").Count(2))
+                             .PodSet(PodSet("c").Count(9))
+                             .PodSet(PodSet("d").NoCount())
+                             .Build();
   REQUIRE(f.plugin.SyncParallelCount(&info).ok());
   const json::Value& rjobs = *info.template_spec.jobset_spec.Find("replicatedJobs");
   SECTION("parallelism and completions are synced for matching replicatedJob by name") {
     CHECK(Canon(*rjobs.at(0).Find("template")) == R"({"spec":{"completions":2,"parallelism":2}})");
   }
   SECTION("multiple podSets synced to corresponding replicatedJobs") {
-    CHECK(Canon(info.template_spec.jobset_spec) ==
-          R"({"replicatedJobs":[{"name":"a","template":{"spec":{"completions":2,"parallelism":2}}},{"name":"b","template":{"spec":{"completions":3,"parallelism":3}}}]})");
+    CHECK(
+        Canon(info.template_spec.jobset_spec) ==
+        R"({"replicatedJobs":[{"name":"a","template":{"spec":{"completions":2,"parallelism":2}}},{"name":"b","template":{"spec":{"completions":3,"parallelism":3}}}]})");
   }
   SECTION("podSet with nil count is skipped") { CHECK(rjobs.size() == 2); }
   SECTION("podSet with no matching replicatedJob name is skipped") {
@@ -330,8 +348,9 @@ TEST_CASE("TestBuild", "[jobset]") {
   SECTION("init containers synced to JobSet replicated jobs") {
     framework::Info info =
         InfoBuilder()
-            .JobSetSpec("{replicatedJobs: [{name: node, template: {spec: {template: {spec: "
-                        "{initContainers: [{name: init}], containers: [{name: node}]}}}}}]}")
+            .JobSetSpec(
+                "{replicatedJobs: [{name: node, template: {spec: {template: {spec: "
+                "{initContainers: [{name: init}], containers: [{name: node}]}}}}}]}")
             .PodSet(PodSet("node")
                         .InitContainer("{name: init, image: i:1, command: [c], env: [{name: E, "
                                        "value: v}], ports: [{containerPort: 80}], volumeMounts: "
@@ -343,14 +362,16 @@ TEST_CASE("TestBuild", "[jobset]") {
     REQUIRE(objs->size() == 1);
     const json::Value& pod =
         (*objs)[0]["spec"]["replicatedJobs"].at(0)["template"]["spec"]["template"]["spec"];
-    CHECK(Canon(pod) ==
-          R"({"containers":[{"name":"node"}],"initContainers":[{"command":["c"],"env":[{"name":"E","value":"v"}],"image":"i:1","name":"init","ports":[{"containerPort":80}],"volumeMounts":[{"mountPath":"/v","name":"v"}]}]})");
+    CHECK(
+        Canon(pod) ==
+        R"({"containers":[{"name":"node"}],"initContainers":[{"command":["c"],"env":[{"name":"E","value":"v"}],"image":"i:1","name":"init","ports":[{"containerPort":80}],"volumeMounts":[{"mountPath":"/v","name":"v"}]}]})");
   }
   SECTION("multiple init containers synced") {
     framework::Info info =
         InfoBuilder()
-            .JobSetSpec("{replicatedJobs: [{name: node, template: {spec: {template: {spec: "
-                        "{initContainers: [{name: a}, {name: b}], containers: [{name: node}]}}}}}]}")
+            .JobSetSpec(
+                "{replicatedJobs: [{name: node, template: {spec: {template: {spec: "
+                "{initContainers: [{name: a}, {name: b}], containers: [{name: node}]}}}}}]}")
             .PodSet(PodSet("node")
                         .InitContainer("{name: a, env: [{name: A, value: '1'}]}")
                         .InitContainer("{name: b, env: [{name: B, value: '2'}]}")
@@ -358,21 +379,26 @@ TEST_CASE("TestBuild", "[jobset]") {
             .Build();
     StatusOr<std::vector<json::Value>> objs = f.plugin.Build(&info, job);
     REQUIRE(objs.ok());
-    CHECK(Canon((*objs)[0]["spec"]["replicatedJobs"].at(0)["template"]["spec"]["template"]["spec"]
-                    ["initContainers"]) ==
-          R"([{"env":[{"name":"A","value":"1"}],"name":"a"},{"env":[{"name":"B","value":"2"}],"name":"b"}])");
+    CHECK(
+        Canon((*objs)[0]["spec"]["replicatedJobs"].at(
+            0)["template"]["spec"]["template"]["spec"]["initContainers"]) ==
+        R"([{"env":[{"name":"A","value":"1"}],"name":"a"},{"env":[{"name":"B","value":"2"}],"name":"b"}])");
   }
   SECTION("auto-append initContainers from podSet when missing from apply configuration") {
     framework::Info info =
         InfoBuilder()
-            .JobSetSpec("{replicatedJobs: [{name: node, template: {spec: {template: {spec: "
-                        "{containers: [{name: node}]}}}}}]}")
-            .PodSet(PodSet("node").InitContainer("{name: flux-installer, image: f:1}").Containers({"node"}))
+            .JobSetSpec(
+                "{replicatedJobs: [{name: node, template: {spec: {template: {spec: "
+                "{containers: [{name: node}]}}}}}]}")
+            .PodSet(PodSet("node")
+                        .InitContainer("{name: flux-installer, image: f:1}")
+                        .Containers({"node"}))
             .Build();
     StatusOr<std::vector<json::Value>> objs = f.plugin.Build(&info, job);
     REQUIRE(objs.ok());
-    CHECK(Canon((*objs)[0]["spec"]["replicatedJobs"].at(0)["template"]["spec"]["template"]["spec"]
-                    ["initContainers"]) == R"([{"image":"f:1","name":"flux-installer"}])");
+    CHECK(Canon((*objs)[0]["spec"]["replicatedJobs"].at(
+              0)["template"]["spec"]["template"]["spec"]["initContainers"]) ==
+          R"([{"image":"f:1","name":"flux-installer"}])");
   }
   SECTION("jobset metadata and owner reference") {
     framework::Info info = InfoBuilder()
@@ -382,13 +408,15 @@ TEST_CASE("TestBuild", "[jobset]") {
                                .Build();
     StatusOr<std::vector<json::Value>> objs = f.plugin.Build(&info, job);
     REQUIRE(objs.ok());
-    CHECK(Canon((*objs)[0]["metadata"]) ==
-          R"({"labels":{"l":"v"},"name":"test-job","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid-1"}]})");
+    CHECK(
+        Canon((*objs)[0]["metadata"]) ==
+        R"({"labels":{"l":"v"},"name":"test-job","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid-1"}]})");
     CHECK((*objs)[0]["spec"]["suspend"].AsBool());
   }
   SECTION("running JobSets are never re-applied") {
-    REQUIRE(f.reader.Add(Yaml("{apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, metadata: "
-                              "{name: test-job, namespace: default}, spec: {suspend: false}}"))
+    REQUIRE(f.reader
+                .Add(Yaml("{apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, metadata: "
+                          "{name: test-job, namespace: default}, spec: {suspend: false}}"))
                 .ok());
     framework::Info info = SpecInfo("{replicatedJobs: [{name: node}]}");
     api::TrainJob running = Job("{runtimeRef: {name: rt}, suspend: false}");
@@ -420,8 +448,15 @@ json::Value BuildWith(std::string_view spec, const api::TrainJob& job,
 }
 
 const json::Value& ContainerOf(const json::Value& js, size_t rjob) {
-  return js.Find("spec")->Find("replicatedJobs")->at(rjob).Find("template")->Find("spec")->Find(
-      "template")->Find("spec")->Find("containers")->at(0);
+  return js.Find("spec")
+      ->Find("replicatedJobs")
+      ->at(rjob)
+      .Find("template")
+      ->Find("spec")
+      ->Find("template")
+      ->Find("spec")
+      ->Find("containers")
+      ->at(0);
 }
 
 TEST_CASE("TestBuilderInitializer", "[jobset]") {
@@ -435,7 +470,9 @@ TEST_CASE("TestBuilderInitializer", "[jobset]") {
     CHECK(Canon(*c.Find("envFrom")) == R"([{"secretRef":{"name":"s"}}])");
     CHECK(js["spec"]["replicatedJobs"].at(0)["replicas"].AsInt() == 1);
   }
-  SECTION("dataset initializer merges Dataset.Env with storageUri and upserts pre-existing container env") {
+  SECTION(
+      "dataset initializer merges Dataset.Env with storageUri and upserts pre-existing container "
+      "env") {
     json::Value js = BuildWith(kInitializerSpec, Job(R"(
   runtimeRef: {name: rt}
   initializer: {dataset: {storageUri: hf://d, env: [{name: STORAGE_URI, value: hf://override}, {name: X, value: 'y'}]}}
@@ -457,11 +494,13 @@ TEST_CASE("TestBuilderInitializer", "[jobset]") {
     CHECK(js["spec"]["replicatedJobs"].at(1)["replicas"].AsInt() == 1);
   }
   SECTION("no ancestor label skips modification") {
-    json::Value js = BuildWith("{replicatedJobs: [{name: dataset-initializer, template: {spec: "
-                               "{template: {spec: {containers: [{name: dataset-initializer}]}}}}}]}",
-                               Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: x}}}"));
-    CHECK(Canon(js) ==
-          R"({"spec":{"replicatedJobs":[{"name":"dataset-initializer","template":{"spec":{"template":{"spec":{"containers":[{"name":"dataset-initializer"}]}}}}}]}})");
+    json::Value js = BuildWith(
+        "{replicatedJobs: [{name: dataset-initializer, template: {spec: "
+        "{template: {spec: {containers: [{name: dataset-initializer}]}}}}}]}",
+        Job("{runtimeRef: {name: rt}, initializer: {dataset: {storageUri: x}}}"));
+    CHECK(
+        Canon(js) ==
+        R"({"spec":{"replicatedJobs":[{"name":"dataset-initializer","template":{"spec":{"template":{"spec":{"containers":[{"name":"dataset-initializer"}]}}}}}]}})");
   }
 }
 
@@ -506,7 +545,8 @@ TEST_CASE("TestBuilderTrainer", "[jobset]") {
 )"));
     CHECK(ContainerOf(js, 2).Find("resources") == nullptr);
   }
-  SECTION("trainer ancestor with MPI runLauncherAsNode composes trainer fields without duplication") {
+  SECTION(
+      "trainer ancestor with MPI runLauncherAsNode composes trainer fields without duplication") {
     framework::Info info = InfoBuilder().MLPolicy("{mpi: {runLauncherAsNode: true}}").Build();
     json::Value js = BuildWith(
         "{replicatedJobs: [{name: node, template: {metadata: {labels: "
@@ -532,20 +572,27 @@ TEST_CASE("TestBuilderPodLabels", "[jobset]") {
   js.Set("spec", Yaml("{replicatedJobs: [{name: a, template: {spec: {template: {metadata: "
                       "{labels: {keep: k}}}}}}, {name: b}]}"));
   js = jobset::Builder(std::move(js)).PodLabels({{"scheduling.x-k8s.io/pod-group", "tj"}}).Build();
-  SECTION("labels applied to every replicated job pod template when multiple replicated jobs exist") {
-    CHECK(Canon(js["spec"]["replicatedJobs"]) ==
-          R"([{"name":"a","template":{"spec":{"template":{"metadata":{"labels":{"keep":"k","scheduling.x-k8s.io/pod-group":"tj"}}}}}},{"name":"b","template":{"spec":{"template":{"metadata":{"labels":{"scheduling.x-k8s.io/pod-group":"tj"}}}}}}])");
+  SECTION(
+      "labels applied to every replicated job pod template when multiple replicated jobs exist") {
+    CHECK(
+        Canon(js["spec"]["replicatedJobs"]) ==
+        R"([{"name":"a","template":{"spec":{"template":{"metadata":{"labels":{"keep":"k","scheduling.x-k8s.io/pod-group":"tj"}}}}}},{"name":"b","template":{"spec":{"template":{"metadata":{"labels":{"scheduling.x-k8s.io/pod-group":"tj"}}}}}}])");
   }
 }
 
 TEST_CASE("TestBuilderPodAnnotations", "[jobset]") {
   json::Value js = json::Value::Object();
   js.Set("spec", Yaml("{replicatedJobs: [{name: a}, {name: b}]}"));
-  js = jobset::Builder(std::move(js)).PodAnnotations({{"scheduling.k8s.io/group-name", "tj"}}).Build();
-  SECTION("annotations applied to every replicated job pod template when multiple replicated jobs exist") {
-    CHECK(js["spec"]["replicatedJobs"].at(1)["template"]["spec"]["template"]["metadata"]
-            ["annotations"]["scheduling.k8s.io/group-name"]
-                .AsString() == "tj");
+  js = jobset::Builder(std::move(js))
+           .PodAnnotations({{"scheduling.k8s.io/group-name", "tj"}})
+           .Build();
+  SECTION(
+      "annotations applied to every replicated job pod template when multiple replicated jobs "
+      "exist") {
+    CHECK(js["spec"]["replicatedJobs"]
+              .at(1)["template"]["spec"]["template"]["metadata"]["annotations"]
+                    ["scheduling.k8s.io/group-name"]
+              .AsString() == "tj");
   }
 }
 
@@ -617,8 +664,7 @@ TEST_CASE("TestTrainJobStatusPlugins", "[jobset]") {
     REQUIRE((*s)->jobs_status.size() == 2);
     const api::JobStatus& n = (*s)->jobs_status[1];
     CHECK(n.name == "node");
-    CHECK((n.ready == 2 && n.succeeded == 3 && n.failed == 4 && n.active == 5 &&
-           n.suspended == 6));
+    CHECK((n.ready == 2 && n.succeeded == 3 && n.failed == 4 && n.active == 5 && n.suspended == 6));
   }
   SECTION("missing JobSet of an unfinished TrainJob is an error") {
     CHECK(IsNotFound(f.plugin.Status(job).status()));

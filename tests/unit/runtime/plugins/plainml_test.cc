@@ -18,8 +18,9 @@ framework::Info NodeInfo(std::string_view ml_policy) {
   if (!ml_policy.empty()) {
     b.MLPolicy(ml_policy);
   }
-  return b.PodSet(PodSet("node").Ancestor("trainer").Count(1).Container(
-                      "{name: node, env: [{name: TEMPLATE, value: t}]}"))
+  return b
+      .PodSet(PodSet("node").Ancestor("trainer").Count(1).Container(
+          "{name: node, env: [{name: TEMPLATE, value: t}]}"))
       .Build();
 }
 

@@ -1,5 +1,6 @@
-// Torch plugin (upstream plugins/torch/{torch_test.go,torchtune_test.go}): TestTorchEnforceMLPolicy,
-// TestTorchValidate and the torchtune helper tests, by upstream case name.
+// Torch plugin (upstream plugins/torch/{torch_test.go,torchtune_test.go}):
+// TestTorchEnforceMLPolicy, TestTorchValidate and the torchtune helper tests, by upstream case
+// name.
 #include "runtime/plugins/torch/torch.h"
 
 #include <catch2/catch.hpp>
@@ -80,8 +81,9 @@ TEST_CASE("TestTorchEnforceMLPolicy", "[torch]") {
     CHECK(EnvValue(Node(info).env, "PET_MASTER_PORT") == "29500");
     const json::Value* rank = json::FindByKey(Node(info).env, "name", "PET_NODE_RANK");
     REQUIRE(rank != nullptr);
-    CHECK(testing::Canon(*rank) ==
-          R"({"name":"PET_NODE_RANK","valueFrom":{"fieldRef":{"fieldPath":"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}})");
+    CHECK(
+        testing::Canon(*rank) ==
+        R"({"name":"PET_NODE_RANK","valueFrom":{"fieldRef":{"fieldPath":"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}})");
     CHECK(testing::Canon(Node(info).ports) == R"([{"containerPort":29500}])");
   }
   SECTION("nproc_per_node=auto with CPU limit") {
@@ -141,10 +143,11 @@ replicatedJobs:
   }
   SECTION("multi-devices full fine-tuning with torchtune") {
     framework::Info info = TorchInfo();
-    api::TrainJob job = Job("torchtune-job",
-                            "{numNodes: 1, command: [tune, run], args: [dtype=fp16, batch_size=32], "
-                            "resourcesPerNode: {requests: {cpu: 8, example.com/gpu: 4}}}",
-                            "torchtune-llama3.2-1b");
+    api::TrainJob job =
+        Job("torchtune-job",
+            "{numNodes: 1, command: [tune, run], args: [dtype=fp16, batch_size=32], "
+            "resourcesPerNode: {requests: {cpu: 8, example.com/gpu: 4}}}",
+            "torchtune-llama3.2-1b");
     REQUIRE(t.EnforceMLPolicy(&info, job).ok());
     CHECK(EnvNames(Node(info).env) == "PET_NNODES,PET_NPROC_PER_NODE,PET_NODE_RANK");
     CHECK(EnvValue(Node(info).env, "PET_NPROC_PER_NODE") == "auto");
@@ -184,8 +187,10 @@ replicatedJobs:
   SECTION("envInjection with init container") {
     framework::Info info =
         InfoBuilder()
-            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [init]}]}}}")
-            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"init"}))
+            .MLPolicy(
+                "{torch: {envInjection: {targets: [{jobName: node, containerNames: [init]}]}}}")
+            .PodSet(
+                PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"init"}))
             .Build();
     api::TrainJob job = Job("test-job", "{}");
     REQUIRE(t.EnforceMLPolicy(&info, job).ok());
@@ -195,8 +200,10 @@ replicatedJobs:
   SECTION("envInjection with torchtune command") {
     framework::Info info =
         InfoBuilder()
-            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [init]}]}}}")
-            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"init"}))
+            .MLPolicy(
+                "{torch: {envInjection: {targets: [{jobName: node, containerNames: [init]}]}}}")
+            .PodSet(
+                PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"init"}))
             .Build();
     api::TrainJob job = Job("tt", "{command: [tune, run]}", "torchtune-llama3.2-1b");
     REQUIRE(t.EnforceMLPolicy(&info, job).ok());
@@ -207,19 +214,21 @@ replicatedJobs:
   SECTION("envInjection with sidecar (regular container)") {
     framework::Info info =
         InfoBuilder()
-            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [side]}]}}}")
+            .MLPolicy(
+                "{torch: {envInjection: {targets: [{jobName: node, containerNames: [side]}]}}}")
             .PodSet(PodSet("node").Ancestor("trainer").Containers({"node", "side"}))
             .Build();
     api::TrainJob job = Job("test-job", "{}");
     REQUIRE(t.EnforceMLPolicy(&info, job).ok());
-    CHECK(EnvValue(info.template_spec.pod_sets[0].containers[1].env, "PET_MASTER_PORT") ==
-          "29500");
+    CHECK(EnvValue(info.template_spec.pod_sets[0].containers[1].env, "PET_MASTER_PORT") == "29500");
   }
   SECTION("envInjection with multiple containers in same target") {
     framework::Info info =
         InfoBuilder()
-            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [a, b]}]}}}")
-            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node", "a"}).InitContainers({"b"}))
+            .MLPolicy(
+                "{torch: {envInjection: {targets: [{jobName: node, containerNames: [a, b]}]}}}")
+            .PodSet(
+                PodSet("node").Ancestor("trainer").Containers({"node", "a"}).InitContainers({"b"}))
             .Build();
     api::TrainJob job = Job("test-job", "{}");
     REQUIRE(t.EnforceMLPolicy(&info, job).ok());
@@ -230,18 +239,23 @@ replicatedJobs:
     framework::Info info =
         InfoBuilder()
             .MLPolicy("{torch: {envInjection: {targets: []}}}")
-            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"init"}))
+            .PodSet(
+                PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"init"}))
             .Build();
     api::TrainJob job = Job("test-job", "{}");
     REQUIRE(t.EnforceMLPolicy(&info, job).ok());
     CHECK(info.template_spec.pod_sets[0].init_containers[0].env.empty());
   }
-  SECTION("envInjection with multiple targets in different jobs leaves unlisted init container unchanged") {
+  SECTION(
+      "envInjection with multiple targets in different jobs leaves unlisted init container "
+      "unchanged") {
     framework::Info info =
         InfoBuilder()
-            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [a]}, "
-                      "{jobName: other, containerNames: [c]}]}}}")
-            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers({"a", "unlisted"}))
+            .MLPolicy(
+                "{torch: {envInjection: {targets: [{jobName: node, containerNames: [a]}, "
+                "{jobName: other, containerNames: [c]}]}}}")
+            .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}).InitContainers(
+                {"a", "unlisted"}))
             .PodSet(PodSet("other").Containers({"c"}))
             .Build();
     api::TrainJob job = Job("test-job", "{numNodes: 3}");
@@ -254,7 +268,8 @@ replicatedJobs:
   SECTION("envInjection target container does not exist") {
     framework::Info info =
         InfoBuilder()
-            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [nope]}]}}}")
+            .MLPolicy(
+                "{torch: {envInjection: {targets: [{jobName: node, containerNames: [nope]}]}}}")
             .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}))
             .Build();
     api::TrainJob job = Job("test-job", "{}");
@@ -273,7 +288,8 @@ replicatedJobs:
   }
   SECTION("no trainer section means no PET envs in the node container") {
     framework::Info info = TorchInfo();
-    api::TrainJob job = testing::TrainJob("metadata: {name: j, namespace: d}\nspec: {runtimeRef: {name: r}}");
+    api::TrainJob job =
+        testing::TrainJob("metadata: {name: j, namespace: d}\nspec: {runtimeRef: {name: r}}");
     REQUIRE(t.EnforceMLPolicy(&info, job).ok());
     CHECK(Node(info).env.empty());
     CHECK(Node(info).ports.empty());
@@ -298,7 +314,8 @@ TEST_CASE("TestTorchValidate", "[torch]") {
   SECTION("envInjection target container does not exist") {
     framework::Info info =
         InfoBuilder()
-            .MLPolicy("{torch: {envInjection: {targets: [{jobName: node, containerNames: [nope]}]}}}")
+            .MLPolicy(
+                "{torch: {envInjection: {targets: [{jobName: node, containerNames: [nope]}]}}}")
             .PodSet(PodSet("node").Ancestor("trainer").Containers({"node"}))
             .Build();
     field::ValidationResult r = t.Validate(&info, nullptr, Job("j", "{}"));
@@ -355,12 +372,12 @@ TEST_CASE("TestTorchValidate", "[torch]") {
   }
   SECTION("muti-devices qlora is not supported for llama3.2-1b in torchtune") {
     framework::Info info = TorchInfo();
-    field::ValidationResult r = t.Validate(
-        &info, nullptr,
-        Job("j",
-            "{command: [tune, run], args: [model.quantize_base=True], "
-            "resourcesPerNode: {limits: {nvidia.com/gpu: 2}}}",
-            "torchtune-llama3.2-1b"));
+    field::ValidationResult r =
+        t.Validate(&info, nullptr,
+                   Job("j",
+                       "{command: [tune, run], args: [model.quantize_base=True], "
+                       "resourcesPerNode: {limits: {nvidia.com/gpu: 2}}}",
+                       "torchtune-llama3.2-1b"));
     REQUIRE(r.errors.size() == 2);
     CHECK(r.errors[0].ToString() ==
           "spec.trainer.numProcPerNode: Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
@@ -397,10 +414,12 @@ TEST_CASE("TestTorchValidate", "[torch]") {
   }
   SECTION("multiple immutable runtime configs must not be set in trainer args") {
     framework::Info info = TorchInfo();
-    field::ValidationResult r = t.Validate(
-        &info, nullptr,
-        Job("j", "{command: [tune, run], args: [a=1, tokenizer.path=/x, checkpointer.checkpoint_dir=/y]}",
-            "torchtune-llama3.2-1b"));
+    field::ValidationResult r =
+        t.Validate(&info, nullptr,
+                   Job("j",
+                       "{command: [tune, run], args: [a=1, tokenizer.path=/x, "
+                       "checkpointer.checkpoint_dir=/y]}",
+                       "torchtune-llama3.2-1b"));
     REQUIRE(r.errors.size() == 2);
     CHECK(r.errors[0].field == "spec.trainer.args[1]");
     CHECK(r.errors[1].field == "spec.trainer.args[2]");

@@ -86,17 +86,20 @@ TEST_CASE("TestCoScheduling", "[coscheduling]") {
         "dataset-initializer, count: 1, requests: {cpu: 250m, memory: 512Mi}}]");
     std::vector<json::Value> objs = Run(p, &info, Job());
     REQUIRE(objs.size() == 1);
-    CHECK(testing::Canon(objs[0]) ==
-          WantPodGroup(
-              R"({"minMember":3,"minResources":{"cpu":"1250m","memory":"2560Mi"},"scheduleTimeoutSeconds":30})"));
+    CHECK(
+        testing::Canon(objs[0]) ==
+        WantPodGroup(
+            R"({"minMember":3,"minResources":{"cpu":"1250m","memory":"2560Mi"},"scheduleTimeoutSeconds":30})"));
   }
   SECTION("succeeded to build PodGroup with MinResources") {
-    framework::Info info = CoschedInfo("[{name: node, count: 2, requests: {cpu: 500m, memory: 1Gi}}]");
+    framework::Info info =
+        CoschedInfo("[{name: node, count: 2, requests: {cpu: 500m, memory: 1Gi}}]");
     std::vector<json::Value> objs = Run(p, &info, Job());
     REQUIRE(objs.size() == 1);
-    CHECK(testing::Canon(objs[0]) ==
-          WantPodGroup(
-              R"({"minMember":2,"minResources":{"cpu":"1","memory":"2Gi"},"scheduleTimeoutSeconds":30})"));
+    CHECK(
+        testing::Canon(objs[0]) ==
+        WantPodGroup(
+            R"({"minMember":2,"minResources":{"cpu":"1","memory":"2Gi"},"scheduleTimeoutSeconds":30})"));
   }
   SECTION("failed to get PodGroup due to API error") {
     reader.SetError(coscheduling::PodGroupGVK(), "default", "trainJob",

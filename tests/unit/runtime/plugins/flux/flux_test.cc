@@ -25,8 +25,9 @@ framework::Info FluxInfo(std::string_view policy = "{flux: {numProcPerNode: 1}}"
 }
 
 api::TrainJob Job(std::string_view name, std::string_view uid, std::string_view trainer) {
-  std::string yaml = "metadata: {name: " + std::string(name) + ", namespace: default, uid: " +
-                     std::string(uid) + "}\nspec:\n  runtimeRef: {name: flux-distributed}\n";
+  std::string yaml = "metadata: {name: " + std::string(name) +
+                     ", namespace: default, uid: " + std::string(uid) +
+                     "}\nspec:\n  runtimeRef: {name: flux-distributed}\n";
   if (!trainer.empty()) {
     yaml += "  trainer: " + std::string(trainer) + "\n";
   }
@@ -71,12 +72,15 @@ TEST_CASE("TestFlux", "[flux]") {
     CHECK(ic.name == "flux-installer");
     CHECK(ic.image == "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy");
     CHECK(ic.command == std::vector<std::string>{"/bin/bash", "/etc/flux-config/init.sh"});
-    CHECK(testing::Canon(ic.volume_mounts) ==
-          R"([{"mountPath":"/mnt/flux","name":"flux-install"},{"mountPath":"/etc/flux-config","name":"test-job-flux-entrypoint","readOnly":true}])");
-    CHECK(testing::Canon(ps.containers[0].volume_mounts) ==
-          R"([{"mountPath":"/mnt/flux","name":"flux-install"},{"mountPath":"/opt/software","name":"spack-install"},{"mountPath":"/etc/flux-config","name":"test-job-flux-entrypoint","readOnly":true},{"mountPath":"/curve","name":"flux-curve","readOnly":true},{"mountPath":"/dev/shm","name":"shared-memory","readOnly":true}])");
-    CHECK(testing::Canon(ps.volumes) ==
-          R"([{"emptyDir":{},"name":"spack-install"},{"emptyDir":{},"name":"flux-install"},{"configMap":{"defaultMode":493,"name":"test-job-flux-entrypoint"},"name":"test-job-flux-entrypoint"},{"emptyDir":{"medium":"Memory"},"name":"shared-memory"},{"name":"flux-curve","secret":{"defaultMode":256,"secretName":"test-job-flux-curve"}}])");
+    CHECK(
+        testing::Canon(ic.volume_mounts) ==
+        R"([{"mountPath":"/mnt/flux","name":"flux-install"},{"mountPath":"/etc/flux-config","name":"test-job-flux-entrypoint","readOnly":true}])");
+    CHECK(
+        testing::Canon(ps.containers[0].volume_mounts) ==
+        R"([{"mountPath":"/mnt/flux","name":"flux-install"},{"mountPath":"/opt/software","name":"spack-install"},{"mountPath":"/etc/flux-config","name":"test-job-flux-entrypoint","readOnly":true},{"mountPath":"/curve","name":"flux-curve","readOnly":true},{"mountPath":"/dev/shm","name":"shared-memory","readOnly":true}])");
+    CHECK(
+        testing::Canon(ps.volumes) ==
+        R"([{"emptyDir":{},"name":"spack-install"},{"emptyDir":{},"name":"flux-install"},{"configMap":{"defaultMode":493,"name":"test-job-flux-entrypoint"},"name":"test-job-flux-entrypoint"},{"emptyDir":{"medium":"Memory"},"name":"shared-memory"},{"name":"flux-curve","secret":{"defaultMode":256,"secretName":"test-job-flux-curve"}}])");
     CHECK(*job.spec.trainer->command ==
           std::vector<std::string>{"/bin/bash", "/etc/flux-config/entrypoint.sh", ""});
     CHECK_FALSE(job.spec.trainer->args.has_value());
@@ -86,8 +90,9 @@ TEST_CASE("TestFlux", "[flux]") {
     REQUIRE(objs->size() == 2);
     const json::Value& cm = objs->at(0);
     CHECK(framework::StringField(cm, "kind") == "ConfigMap");
-    CHECK(testing::Canon(*cm.Find("metadata")) ==
-          R"({"name":"test-job-flux-entrypoint","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"test-uid"}]})");
+    CHECK(
+        testing::Canon(*cm.Find("metadata")) ==
+        R"({"name":"test-job-flux-entrypoint","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"test-uid"}]})");
     std::string entry = cm.Find("data")->Find("entrypoint.sh")->AsString();
     CHECK(entry.find("flux R encode --hosts=${hosts} --cores=0 > /tmp/R") != std::string::npos);
     CHECK(entry.find("mainHost=\"test-job-node-0-0\"") != std::string::npos);
@@ -119,8 +124,8 @@ TEST_CASE("TestFlux", "[flux]") {
     std::string entry = objs->at(0).Find("data")->Find("entrypoint.sh")->AsString();
     CHECK(entry.find("--cores=0-1 --gpu=0-1 > /tmp/R") != std::string::npos);
     CHECK(entry.find("flags=\"-N 4 -n 8 -g 2  \"") != std::string::npos);
-    CHECK(objs->at(0).Find("data")->Find("init.sh")->AsString().find(
-              "queue-policy = \"easy\"") != std::string::npos);
+    CHECK(objs->at(0).Find("data")->Find("init.sh")->AsString().find("queue-policy = \"easy\"") !=
+          std::string::npos);
   }
   SECTION("FLUX_VIEW_IMAGE from the runtime container env, then the TrainJob env") {
     framework::Info info = FluxInfo();
@@ -144,8 +149,9 @@ TEST_CASE("TestFlux", "[flux]") {
     REQUIRE(p.EnforceMLPolicy(&info, job).ok());
     StatusOr<std::vector<json::Value>> objs = p.Build(&info, job);
     REQUIRE(objs.ok());
-    CHECK(objs->at(0).Find("data")->Find("entrypoint.sh")->AsString().find(
-              "flags=\"-N 3 -n 3  \"") != std::string::npos);
+    CHECK(
+        objs->at(0).Find("data")->Find("entrypoint.sh")->AsString().find("flags=\"-N 3 -n 3  \"") !=
+        std::string::npos);
   }
   SECTION("nil trainer wraps the runtime command instead of crashing") {
     framework::Info info = FluxInfo();
@@ -276,7 +282,8 @@ TEST_CASE("TestGetOriginalCommand", "[flux]") {
     CHECK(flux::GetOriginalCommand(job, info) == "python train.py --epochs 10");
   }
   SECTION("command and args with extra spaces") {
-    api::TrainJob job = Job("test", "", "{image: image, command: ['  python  '], args: [' script.py ']}");
+    api::TrainJob job =
+        Job("test", "", "{image: image, command: ['  python  '], args: [' script.py ']}");
     CHECK(flux::GetOriginalCommand(job, info) == "python    script.py");
   }
 }

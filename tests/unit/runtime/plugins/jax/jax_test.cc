@@ -42,8 +42,9 @@ void CheckJaxEnv(const framework::Info& info, std::string_view job, std::string_
         std::string(job) + "-node-0-0." + std::string(job) + ":29500");
   const json::Value* id = json::FindByKey(c.env, "name", "JAX_PROCESS_ID");
   REQUIRE(id != nullptr);
-  CHECK(testing::Canon(*id) ==
-        R"({"name":"JAX_PROCESS_ID","valueFrom":{"fieldRef":{"fieldPath":"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}})");
+  CHECK(
+      testing::Canon(*id) ==
+      R"({"name":"JAX_PROCESS_ID","valueFrom":{"fieldRef":{"fieldPath":"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}})");
   CHECK(testing::Canon(c.ports) == R"([{"containerPort":29500}])");
 }
 

@@ -73,9 +73,11 @@ std::string Hostfile(const std::vector<json::Value>& objs) {
 }
 
 void CheckSecret(const json::Value& s) {
-  CHECK(testing::Canon(s) ==
-        std::string(R"({"apiVersion":"v1","data":{"ssh-privatekey":"UFJJVkFURQ==","ssh-publickey":"UFVCTElDCg=="},"immutable":true,"kind":"Secret","metadata":{"name":"trainJob-mpi-ssh-auth","namespace":"default","ownerReferences":)") +
-            kOwner + R"(},"type":"kubernetes.io/ssh-auth"})");
+  CHECK(
+      testing::Canon(s) ==
+      std::string(
+          R"({"apiVersion":"v1","data":{"ssh-privatekey":"UFJJVkFURQ==","ssh-publickey":"UFVCTElDCg=="},"immutable":true,"kind":"Secret","metadata":{"name":"trainJob-mpi-ssh-auth","namespace":"default","ownerReferences":)") +
+          kOwner + R"(},"type":"kubernetes.io/ssh-auth"})");
 }
 
 TEST_CASE("TestMPI", "[mpi]") {
@@ -117,9 +119,11 @@ TEST_CASE("TestMPI", "[mpi]") {
     REQUIRE(objs.ok());
     REQUIRE(objs->size() == 2);
     CheckSecret(objs->at(0));
-    CHECK(testing::Canon(objs->at(1)) ==
-          std::string(R"({"apiVersion":"v1","data":{"hostfile":"trainJob-node-0-0.trainJob slots=1\ntrainJob-node-0-1.trainJob slots=1\n"},"kind":"ConfigMap","metadata":{"name":"trainJob-mpi-hostfile","namespace":"default","ownerReferences":)") +
-              kOwner + "}}");
+    CHECK(
+        testing::Canon(objs->at(1)) ==
+        std::string(
+            R"({"apiVersion":"v1","data":{"hostfile":"trainJob-node-0-0.trainJob slots=1\ntrainJob-node-0-1.trainJob slots=1\n"},"kind":"ConfigMap","metadata":{"name":"trainJob-mpi-hostfile","namespace":"default","ownerReferences":)") +
+            kOwner + "}}");
   }
   SECTION("trainJob numProcPerNode is respected rather than mlPolicy one") {
     framework::Info info = MPIInfo(kOpenMPI, true, /*launcher_container=*/true);
@@ -134,15 +138,16 @@ TEST_CASE("TestMPI", "[mpi]") {
     CHECK(EnvValue(launcher.env, "OMPI_MCA_orte_keep_fqdn_hostnames") == "true");
     CHECK(EnvValue(launcher.env, "OMPI_MCA_orte_set_default_slots") == "2");
     CHECK(EnvValue(launcher.env, "OMPI_MCA_plm_rsh_args") == "-o ConnectionAttempts=10");
-    CHECK(testing::Canon(launcher.volume_mounts) ==
-          R"([{"mountPath":"/root/.ssh","name":"mpi-ssh-auth"},{"mountPath":"/etc/mpi","name":"mpi-hostfile"}])");
+    CHECK(
+        testing::Canon(launcher.volume_mounts) ==
+        R"([{"mountPath":"/root/.ssh","name":"mpi-ssh-auth"},{"mountPath":"/etc/mpi","name":"mpi-hostfile"}])");
     CHECK(Hostfile(*p->Build(&info, job)) == "trainJob-node-0-0.trainJob slots=2\n");
   }
   SECTION("numProcPerNode is set to number of GPUs in TrainJob") {
     framework::Info info = MPIInfo(kOpenMPI, true, true);
-    api::TrainJob job = Job(
-        "{numNodes: 1, image: 'test:trainjob', command: [trainjob], args: [trainjob], "
-        "resourcesPerNode: {requests: {custom.com/gpu: 5}}}");
+    api::TrainJob job =
+        Job("{numNodes: 1, image: 'test:trainjob', command: [trainjob], args: [trainjob], "
+            "resourcesPerNode: {requests: {custom.com/gpu: 5}}}");
     REQUIRE(p->EnforceMLPolicy(&info, job).ok());
     CHECK(*info.runtime_policy.ml_policy->mpi->num_proc_per_node == 5);
     CHECK(EnvValue(info.template_spec.pod_sets[0].containers[0].env,

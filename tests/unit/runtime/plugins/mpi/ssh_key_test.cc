@@ -39,9 +39,7 @@ TEST_CASE("SSHKeyPairFromPrivateKeyPEM", "[mpi]") {
     REQUIRE_FALSE(kp.ok());
     CHECK(kp.status().message() == "ssh key: want an ECDSA P-521 private key");
   }
-  SECTION("garbage is rejected") {
-    CHECK_FALSE(SSHKeyPairFromPrivateKeyPEM("not a key").ok());
-  }
+  SECTION("garbage is rejected") { CHECK_FALSE(SSHKeyPairFromPrivateKeyPEM("not a key").ok()); }
 }
 
 TEST_CASE("GenerateSSHKeyPair", "[mpi]") {

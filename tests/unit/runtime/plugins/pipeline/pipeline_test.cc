@@ -2,7 +2,6 @@
 // by the upstream case names of pkg/runtime/framework/core/framework_test.go and
 // pkg/runtime/core/trainingruntime_test.go that exercise MPI, CoScheduling and Volcano.
 #include <algorithm>
-
 #include <catch2/catch.hpp>
 
 #include "runtime/core/registry.h"
@@ -20,8 +19,9 @@ std::vector<PluginFactory> RegistryWithFixedKey() {
   for (PluginFactory& f : list) {
     if (f.name == MPI::kName) {
       f.make = [](const framework::PluginContext& ctx) {
-        return MPI::NewWithKeyGenerator(
-            ctx, [] { return StatusOr<mpi::SSHKeyPair>(mpi::SSHKeyPair{"PRIV", "PUB\n"}); });
+        return MPI::NewWithKeyGenerator(ctx, [] {
+          return StatusOr<mpi::SSHKeyPair>(mpi::SSHKeyPair{"PRIV", "PUB\n"});
+        });
       };
     }
   }
@@ -34,8 +34,8 @@ struct Env {
 
   explicit Env(std::string_view runtime_yaml) {
     REQUIRE(reader.Add(testing::Yaml(runtime_yaml)).ok());
-    auto r = core::Runtimes::New(reader, [] { return std::string("2026-01-01T00:00:00Z"); },
-                                 RegistryWithFixedKey());
+    auto r = core::Runtimes::New(
+        reader, [] { return std::string("2026-01-01T00:00:00Z"); }, RegistryWithFixedKey());
     REQUIRE(r.ok());
     runtimes = std::move(r).value();
   }
@@ -103,27 +103,32 @@ TEST_CASE("TestRunEnforcePodGroupPolicyPlugins", "[pipeline]") {
     std::vector<json::Value> objs = env.NewObjects(kJob);
     const json::Value* js = FindKind(objs, "JobSet");
     REQUIRE(js != nullptr);
-    CHECK(testing::Canon(*RJob(*js, 0).Find("template")->Find("spec")->Find("template")->Find(
-              "metadata")) == R"({"labels":{"scheduling.x-k8s.io/pod-group":"test-job"}})");
+    CHECK(testing::Canon(
+              *RJob(*js, 0).Find("template")->Find("spec")->Find("template")->Find("metadata")) ==
+          R"({"labels":{"scheduling.x-k8s.io/pod-group":"test-job"}})");
   }
   SECTION("volcano plugin is applied to runtime.Info") {
     Env env(WithPolicy("volcano: {}"));
     std::vector<json::Value> objs = env.NewObjects(kJob);
     const json::Value* js = FindKind(objs, "JobSet");
     REQUIRE(js != nullptr);
-    CHECK(testing::Canon(*RJob(*js, 0).Find("template")->Find("spec")->Find("template")->Find(
-              "metadata")) == R"({"annotations":{"scheduling.k8s.io/group-name":"test-job"}})");
+    CHECK(testing::Canon(
+              *RJob(*js, 0).Find("template")->Find("spec")->Find("template")->Find("metadata")) ==
+          R"({"annotations":{"scheduling.k8s.io/group-name":"test-job"}})");
   }
 }
 
 TEST_CASE("TestRunComponentBuilderPlugins", "[pipeline]") {
-  SECTION("succeeded to build PodGroup and JobSet with NumNodes from TrainJob with coscheduling plugin") {
+  SECTION(
+      "succeeded to build PodGroup and JobSet with NumNodes from TrainJob with coscheduling "
+      "plugin") {
     Env env(WithPolicy("coscheduling: {scheduleTimeoutSeconds: 300}"));
     std::vector<json::Value> objs = env.NewObjects(kJob);
     const json::Value* pg = FindKind(objs, "PodGroup", "scheduling.x-k8s.io/v1alpha1");
     REQUIRE(pg != nullptr);
-    CHECK(testing::Canon(*pg->Find("spec")) ==
-          R"({"minMember":100,"minResources":{"cpu":"100","memory":"400Gi"},"scheduleTimeoutSeconds":300})");
+    CHECK(
+        testing::Canon(*pg->Find("spec")) ==
+        R"({"minMember":100,"minResources":{"cpu":"100","memory":"400Gi"},"scheduleTimeoutSeconds":300})");
     const json::Value* js = FindKind(objs, "JobSet");
     REQUIRE(js != nullptr);
     CHECK(RJob(*js, 0).Find("template")->Find("spec")->Find("parallelism")->AsInt() == 100);
@@ -134,7 +139,8 @@ TEST_CASE("TestRunComponentBuilderPlugins", "[pipeline]") {
             return framework::StringField(o, "kind") == "JobSet";
           }));
   }
-  SECTION("succeeded to build PodGroup and JobSet with NumNodes from TrainJob with volcano plugin") {
+  SECTION(
+      "succeeded to build PodGroup and JobSet with NumNodes from TrainJob with volcano plugin") {
     Env env(WithPolicy("volcano: {}"));
     std::vector<json::Value> objs = env.NewObjects(kJob);
     const json::Value* pg = FindKind(objs, "PodGroup", "scheduling.volcano.sh/v1beta1");
@@ -142,7 +148,9 @@ TEST_CASE("TestRunComponentBuilderPlugins", "[pipeline]") {
     CHECK(testing::Canon(*pg->Find("spec")) ==
           R"({"minMember":100,"minResources":{"cpu":"100","memory":"400Gi"}})");
   }
-  SECTION("succeeded to build JobSet with container resources applied both to Launcher and Node replicatedJob") {
+  SECTION(
+      "succeeded to build JobSet with container resources applied both to Launcher and Node "
+      "replicatedJob") {
     Env env(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainingRuntime

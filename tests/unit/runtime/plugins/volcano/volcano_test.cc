@@ -21,8 +21,7 @@ framework::Info VolcanoInfo(std::string_view pc = "") {
                              .JobSetSpec(spec)
                              .PodSet(testing::PodSet("node").Count(2).Containers({"node"}))
                              .Build();
-  info.template_spec.pod_sets[0].single_pod_requests =
-      testing::Yaml("{cpu: '1', memory: 2Gi}");
+  info.template_spec.pod_sets[0].single_pod_requests = testing::Yaml("{cpu: '1', memory: 2Gi}");
   api::PodGroupPolicy policy;
   policy.volcano = api::VolcanoPodGroupPolicySource{};
   info.runtime_policy.pod_group_policy = policy;
@@ -70,8 +69,9 @@ TEST_CASE("TestVolcano", "[volcano]") {
     StatusOr<std::vector<json::Value>> objs = p.Build(&info, Job("true"));
     REQUIRE(objs.ok());
     REQUIRE(objs->size() == 1);
-    CHECK(testing::Canon(objs->at(0)) ==
-          R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"test-job","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid"}]},"spec":{"minMember":2,"minResources":{"cpu":"2","memory":"4Gi"},"priorityClassName":"high-priority","queue":"q1"}})");
+    CHECK(
+        testing::Canon(objs->at(0)) ==
+        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"test-job","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid"}]},"spec":{"minMember":2,"minResources":{"cpu":"2","memory":"4Gi"},"priorityClassName":"high-priority","queue":"q1"}})");
   }
   SECTION("Error when getting existing PodGroup") {
     reader.SetError(volcano::PodGroupGVK(), "default", "test-job",

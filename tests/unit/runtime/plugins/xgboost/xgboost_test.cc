@@ -46,14 +46,14 @@ const framework::Container& Node(const framework::Info& info) {
 void CheckDmlcEnv(const framework::Info& info, std::string_view job, std::string_view workers) {
   const framework::Container& c = Node(info);
   CHECK(EnvNames(c.env) == "DMLC_TRACKER_URI,DMLC_TRACKER_PORT,DMLC_TASK_ID,DMLC_NUM_WORKER");
-  CHECK(EnvValue(c.env, "DMLC_TRACKER_URI") ==
-        std::string(job) + "-node-0-0." + std::string(job));
+  CHECK(EnvValue(c.env, "DMLC_TRACKER_URI") == std::string(job) + "-node-0-0." + std::string(job));
   CHECK(EnvValue(c.env, "DMLC_TRACKER_PORT") == "29500");
   CHECK(EnvValue(c.env, "DMLC_NUM_WORKER") == workers);
   const json::Value* id = json::FindByKey(c.env, "name", "DMLC_TASK_ID");
   REQUIRE(id != nullptr);
-  CHECK(testing::Canon(*id) ==
-        R"({"name":"DMLC_TASK_ID","valueFrom":{"fieldRef":{"fieldPath":"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}})");
+  CHECK(
+      testing::Canon(*id) ==
+      R"({"name":"DMLC_TASK_ID","valueFrom":{"fieldRef":{"fieldPath":"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}})");
   CHECK(testing::Canon(c.ports) == R"([{"containerPort":29500}])");
 }
 
@@ -86,8 +86,9 @@ TEST_CASE("TestXGBoostValidate", "[xgboost]") {
           "spec.trainer.env[0]: Forbidden: DMLC_TRACKER_URI is reserved for the XGBoost runtime");
   }
   SECTION("error when using reserved DMLC_NUM_WORKER env") {
-    field::ValidationResult r = p.Validate(
-        &info, nullptr, Job("test-job", "{numNodes: 1, env: [{name: DMLC_NUM_WORKER, value: '10'}]}"));
+    field::ValidationResult r =
+        p.Validate(&info, nullptr,
+                   Job("test-job", "{numNodes: 1, env: [{name: DMLC_NUM_WORKER, value: '10'}]}"));
     REQUIRE(r.errors.size() == 1);
     CHECK(r.errors[0].ToString() ==
           "spec.trainer.env[0]: Forbidden: DMLC_NUM_WORKER is reserved for the XGBoost runtime");
