@@ -1,14 +1,10 @@
-// trainer-controller: reconciles TrainJobs into JobSets and back into status. Parses flags,
-// sets up logging and signals, and runs the Manager (controller/manager.h).
-#include <malloc.h>
+// trainer-controller: reconciles TrainJobs into JobSets and back into status (controller/manager.h
+// says what it runs). This file only wires: options, the service frame, the service.
+#include <iostream>
+#include <string>
+#include <vector>
 
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <stop_token>
-#include <thread>
-
-#include "common/log/log.h"
+#include "common/service/frame.h"
 #include "controller/manager.h"
 #include "controller/options.h"
 
@@ -16,46 +12,19 @@ int main(int argc, char** argv) {
   using namespace trainer;
   StatusOr<controller::Options> options = controller::ParseOptions(argc, argv);
   if (!options.ok()) {
-    std::fprintf(stderr, "trainer-controller: %s\n", options.status().message().c_str());
+    std::cerr << "trainer-controller: " << options.status().message() << "\n";
     return 2;
   }
   if (options->help) {
-    std::fputs(controller::Usage().c_str(), stdout);
+    std::cout << controller::Usage();
     return 0;
   }
-  // glibc gives threads that allocate at once their own arenas (up to 8 per core) and reuses
-  // freed memory only within an arena: the informer and worker threads would each keep the high
-  // water mark of their first-list pages. Two arenas hold the steady state with little lock
-  // contention at this controller's rates. MALLOC_ARENA_MAX set by the operator wins.
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
-  log::SetFormat(options->log_format == "json" ? log::Format::kJson : log::Format::kText);
-  log::SetVerbosity(options->verbosity);
-
-  // SIGTERM / SIGINT: a graceful stop, handled on a thread (no work in a signal handler).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::stop_source stop;
-  std::thread([&stop, signals] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    log::Info("signal received, shutting down",
-              {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-    stop.request_stop();
-  }).detach();
-
-  StatusOr<std::unique_ptr<controller::Manager>> manager = controller::Manager::New(*options);
-  if (!manager.ok()) {
-    log::Error("unable to start", {{"error", manager.status().message()}});
-    return 1;
-  }
-  Status s = (*manager)->Run(stop.get_token());
-  if (!s.ok()) {
-    log::Error("stopped", {{"error", s.message()}});
-    return 1;
-  }
-  log::Info("stopped");
-  return 0;
+  service::Frame frame({.program = "trainer-controller",
+                        .health_probe_bind_address = options->health_probe_bind_address,
+                        .metrics_bind_address = options->metrics_bind_address,
+                        .metrics_secure_serving = options->metrics_secure_serving,
+                        .metrics_cert_dir = options->metrics_cert_dir,
+                        .verbosity = options->verbosity,
+                        .log_format = options->log_format});
+  return frame.Run([&](service::Frame& f) { return controller::Manager::New(*options, f); });
 }

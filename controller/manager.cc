@@ -7,9 +7,6 @@
 #include <mutex>
 #include <thread>
 
-#include "common/http/cert_watcher.h"
-#include "common/http/probes.h"
-#include "common/http/server.h"
 #include "common/informer/informer.h"
 #include "common/kube/curl/client.h"
 #include "common/kube/curl/config.h"
@@ -135,7 +132,7 @@ class ManagerImpl final : public Manager {
  public:
   explicit ManagerImpl(const Options& o) : options_(o) {}
 
-  Status Init();
+  Status Init(service::Frame& frame);
   Status Run(std::stop_token stop) override;
 
  private:
@@ -145,7 +142,6 @@ class ManagerImpl final : public Manager {
                                   bool strip = true);
   void EnqueueTrainJob(const std::string& key, const informer::Informer& from);
   void WireHandlers();
-  Status StartServers();
   void StartControllers();
   void StopControllers();
 
@@ -170,9 +166,6 @@ class ManagerImpl final : public Manager {
   std::unique_ptr<TrainJobReconciler> trainjob_reconciler_;
   std::unique_ptr<RuntimeReconciler> tr_reconciler_, ctr_reconciler_;
   std::unique_ptr<WorkerPool> trainjob_pool_, tr_pool_, ctr_pool_;
-  http::HealthChecks probes_;
-  std::unique_ptr<http::Server> probe_server_, metrics_server_;
-  std::unique_ptr<http::CertWatcher> metrics_certs_;
   std::mutex mu_;
   bool controllers_running_ = false;
 };
@@ -191,7 +184,7 @@ informer::Informer& ManagerImpl::AddInformer(const kube::GroupVersionResource& g
   return *informers_.back();
 }
 
-Status ManagerImpl::Init() {
+Status ManagerImpl::Init(service::Frame& frame) {
   ASSIGN_OR_RETURN(kube::RestConfig rest, kube::LoadConfig(options_.kubeconfig));
   lease_namespace_ = options_.leader_election_namespace.empty()
                          ? rest.default_namespace
@@ -203,8 +196,7 @@ Status ManagerImpl::Init() {
   ASSIGN_OR_RETURN(client_, kube::CurlClient::New(std::move(rest), co));
   identity_ = leader::DefaultIdentity();
 
-  metrics::Registry& registry = metrics::DefaultRegistry();
-  metrics::RegisterProcessCollector(registry);
+  metrics::Registry& registry = frame.registry();
   queue_metrics_ = std::make_unique<PrometheusWorkqueueMetrics>(registry);
   trainjob_metrics_ = std::make_unique<TrainJobMetrics>(registry);
 
@@ -294,6 +286,12 @@ Status ManagerImpl::Init() {
               [this](const std::string& key) { return ctr_reconciler_->Reconcile("", key); }},
       registry, queue_metrics_.get());
   WireHandlers();
+  frame.probes().AddReadyz("readyz", [this]() -> Status {
+    for (const auto& i : informers_) {
+      if (!i->HasSynced()) return UnavailableError("caches are not synced");
+    }
+    return OkStatus();
+  });
   return OkStatus();
 }
 
@@ -396,39 +394,6 @@ void ManagerImpl::WireHandlers() {
        .on_delete = [](const json::Value&) {}});
 }
 
-Status ManagerImpl::StartServers() {
-  probes_.AddHealthz("healthz", http::Ping);
-  probes_.AddReadyz("readyz", [this]() -> Status {
-    for (const auto& i : informers_) {
-      if (!i->HasSynced()) return UnavailableError("caches are not synced");
-    }
-    return OkStatus();
-  });
-  if (options_.health_probe_bind_address != "0" && !options_.health_probe_bind_address.empty()) {
-    probe_server_ = std::make_unique<http::Server>(
-        http::ServerOptions{.address = options_.health_probe_bind_address, .threads = 4});
-    probes_.Mount(*probe_server_);
-    RETURN_IF_ERROR(probe_server_->Start());
-  }
-  if (options_.metrics_bind_address != "0" && !options_.metrics_bind_address.empty()) {
-    http::ServerOptions so{.address = options_.metrics_bind_address, .threads = 4};
-    if (options_.metrics_secure_serving && !options_.metrics_cert_dir.empty()) {
-      metrics_certs_ = std::make_unique<http::CertWatcher>(
-          http::CertWatcherOptions{.cert_dir = options_.metrics_cert_dir});
-      RETURN_IF_ERROR(metrics_certs_->Load());
-      metrics_certs_->Start();
-      so.tls = metrics_certs_.get();
-    } else if (options_.metrics_secure_serving) {
-      log::Warn("metrics are served over plain HTTP: secure serving needs --metrics-cert-dir",
-                {{"address", options_.metrics_bind_address}});
-    }
-    metrics_server_ = std::make_unique<http::Server>(std::move(so));
-    http::MountMetrics(*metrics_server_, metrics::DefaultRegistry());
-    RETURN_IF_ERROR(metrics_server_->Start());
-  }
-  return OkStatus();
-}
-
 void ManagerImpl::StartControllers() {
   std::lock_guard<std::mutex> lock(mu_);
   if (controllers_running_) return;
@@ -451,7 +416,6 @@ void ManagerImpl::StopControllers() {
 }
 
 Status ManagerImpl::Run(std::stop_token stop) {
-  RETURN_IF_ERROR(StartServers());
   for (const auto& i : informers_) i->Start();
   // Workers read only synced caches (controller-runtime waits the same way): an unsynced cache
   // would report a present runtime or snapshot as missing.
@@ -519,17 +483,16 @@ Status ManagerImpl::Run(std::stop_token stop) {
     }
   }
   for (const auto& i : informers_) i->Stop();
-  if (metrics_server_) metrics_server_->Stop();
-  if (probe_server_) probe_server_->Stop();
   return result;
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Manager>> Manager::New(const Options& options) {
+StatusOr<std::unique_ptr<service::Runnable>> Manager::New(const Options& options,
+                                                          service::Frame& frame) {
   auto m = std::make_unique<ManagerImpl>(options);
-  RETURN_IF_ERROR(m->Init());
-  return std::unique_ptr<Manager>(std::move(m));
+  RETURN_IF_ERROR(m->Init(frame));
+  return std::unique_ptr<service::Runnable>(std::move(m));
 }
 
 }  // namespace trainer::controller

@@ -1,5 +1,4 @@
-// AdmissionMux (see mux.h). Metric names, help texts and buckets are controller-runtime's
-// (pkg/webhook/internal/metrics, pkg/webhook/admission/metrics).
+// AdmissionMux (see mux.h). Its metrics are in webhook/metrics.h.
 #include "webhook/mux.h"
 
 #include <httplib.h>
@@ -45,36 +44,14 @@ std::string TooLargeMessage() {
 
 }  // namespace
 
-AdmissionMux::AdmissionMux(metrics::Registry* registry) : registry_(registry) {
-  if (registry_ == nullptr) {
-    return;
-  }
-  requests_ = &registry_->Counter("controller_runtime_webhook_requests_total",
-                                  "Total number of admission requests by HTTP status code.");
-  denials_ = &registry_->Counter(
-      "trainer_webhook_denials_total",
-      "Total number of admission requests answered with allowed=false, by webhook and reason.");
-  panics_ =
-      &registry_
-           ->Counter("controller_runtime_webhook_panics_total", "Total number of webhook panics")
-           .Add({});
-}
+AdmissionMux::AdmissionMux(metrics::Registry* registry)
+    : metrics_(registry != nullptr ? std::make_unique<AdmissionMetrics>(*registry) : nullptr) {}
 
 void AdmissionMux::Register(const std::string& path, std::shared_ptr<AdmissionHandler> handler) {
   Endpoint ep;
   ep.handler = std::move(handler);
-  if (registry_ != nullptr) {
-    // As controller-runtime, initialize the likely codes so rates start at zero.
-    ep.code_200 = &requests_->Add({{"webhook", path}, {"code", "200"}});
-    requests_->Add({{"webhook", path}, {"code", "500"}});
-    ep.in_flight = &registry_
-                        ->Gauge("controller_runtime_webhook_requests_in_flight",
-                                "Current number of admission requests being served.")
-                        .Add({{"webhook", path}});
-    ep.latency = &registry_
-                      ->Histogram("controller_runtime_webhook_latency_seconds",
-                                  "Histogram of the latency of processing admission requests")
-                      .Add({{"webhook", path}}, metrics::ExponentialBuckets(10e-9, 10, 12));
+  if (metrics_ != nullptr) {
+    ep.metrics = metrics_->ForPath(path);
   }
   endpoints_[path] = std::move(ep);
 }
@@ -91,8 +68,8 @@ HttpReply AdmissionMux::Serve(std::string_view path, std::string_view content_ty
 HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
                                       std::string_view content_type, std::string_view body) {
   const auto start = std::chrono::steady_clock::now();
-  if (ep.in_flight != nullptr) {
-    ep.in_flight->Increment();
+  if (ep.metrics.in_flight != nullptr) {
+    ep.metrics.in_flight->Increment();
   }
   HttpReply reply;
   std::string reason;
@@ -144,10 +121,10 @@ HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
     CountDenial(path, reason);
   }
   CountRequest(path, ep, reply.status);
-  if (ep.latency != nullptr) {
-    ep.latency->Observe(
+  if (ep.metrics.latency != nullptr) {
+    ep.metrics.latency->Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    ep.in_flight->Decrement();
+    ep.metrics.in_flight->Decrement();
   }
   return reply;
 }
@@ -161,8 +138,8 @@ AdmissionResponse AdmissionMux::Invoke(Endpoint& ep, AdmissionRequest&& req) {
   } catch (...) {
     what = "unknown exception";
   }
-  if (panics_ != nullptr) {
-    panics_->Increment();
+  if (metrics_ != nullptr) {
+    metrics_->CountPanic();
   }
   log::Error("admission handler threw",
              {{"uid", req.uid}, {"kind", req.kind}, {"name", req.name}, {"error", what}});
@@ -170,19 +147,14 @@ AdmissionResponse AdmissionMux::Invoke(Endpoint& ep, AdmissionRequest&& req) {
 }
 
 void AdmissionMux::CountRequest(const std::string& path, Endpoint& ep, int http_status) {
-  if (requests_ == nullptr) {
-    return;
+  if (metrics_ != nullptr) {
+    metrics_->CountRequest(path, ep.metrics, http_status);
   }
-  if (http_status == 200) {
-    ep.code_200->Increment();
-    return;
-  }
-  requests_->Add({{"webhook", path}, {"code", std::to_string(http_status)}}).Increment();
 }
 
 void AdmissionMux::CountDenial(const std::string& path, const std::string& reason) {
-  if (denials_ != nullptr) {
-    denials_->Add({{"webhook", path}, {"reason", reason}}).Increment();
+  if (metrics_ != nullptr) {
+    metrics_->CountDenial(path, reason);
   }
 }
 

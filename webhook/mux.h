@@ -28,6 +28,7 @@
 #include "common/http/server.h"
 #include "common/metrics/metrics.h"
 #include "webhook/admission.h"
+#include "webhook/metrics.h"
 
 namespace trainer::webhook {
 
@@ -60,10 +61,7 @@ class AdmissionMux {
  private:
   struct Endpoint {
     std::shared_ptr<AdmissionHandler> handler;
-    // Cached metric children: labels are fixed per path.
-    prometheus::Counter* code_200 = nullptr;
-    prometheus::Gauge* in_flight = nullptr;
-    prometheus::Histogram* latency = nullptr;
+    AdmissionMetrics::Endpoint metrics;
   };
 
   HttpReply ServeEndpoint(const std::string& path, Endpoint& ep, std::string_view content_type,
@@ -73,10 +71,7 @@ class AdmissionMux {
   void CountRequest(const std::string& path, Endpoint& ep, int http_status);
   void CountDenial(const std::string& path, const std::string& reason);
 
-  metrics::Registry* registry_;
-  prometheus::Family<prometheus::Counter>* requests_ = nullptr;
-  prometheus::Family<prometheus::Counter>* denials_ = nullptr;
-  prometheus::Counter* panics_ = nullptr;
+  std::unique_ptr<AdmissionMetrics> metrics_;  // null: no metrics
   std::map<std::string, Endpoint, std::less<>> endpoints_;
 };
 

@@ -1,0 +1,46 @@
+// WebhookService: trainer-webhook in its service frame (common/service/frame.h). Upstream serves
+// the webhooks from cmd/trainer-controller-manager; here they are a service of their own, so
+// admission scales and restarts apart from the controller. New wires:
+//   the serving certificate (reloaded from --cert-dir) -> the HTTPS server on --port with the
+//   four webhooks (webhook/webhooks.h), reading runtimes from informer caches (or from manifest
+//   files with --offline-runtimes); readiness: certificate loaded, server started, runtime
+//   caches synced. Its work is all in the server: Run only waits for the stop.
+//
+//   service::Frame frame(options.frame);
+//   return frame.Run([&](service::Frame& f) { return WebhookService::New(options, f); });
+#pragma once
+
+#include <memory>
+#include <stop_token>
+
+#include "common/kube/curl/client.h"
+#include "common/service/frame.h"
+#include "runtime/core/registry.h"
+#include "webhook/cluster_reader.h"
+#include "webhook/mux.h"
+#include "webhook/options.h"
+
+namespace trainer::webhook {
+
+class WebhookService final : public service::Runnable {
+ public:
+  static StatusOr<std::unique_ptr<service::Runnable>> New(const Options& options,
+                                                          service::Frame& frame);
+  Status Run(std::stop_token stop) override { return service::ServeUntilStopped().Run(stop); }
+
+ private:
+  explicit WebhookService(metrics::Registry& registry) : mux_(&registry) {}
+  Status Init(const Options& options, service::Frame& frame);
+  // The cluster reader: informer caches through a client, or --offline-runtimes files.
+  Status NewReader(const Options& options);
+
+  std::unique_ptr<kube::CurlClient> client_;
+  std::unique_ptr<ClusterReader> reader_;
+  std::unique_ptr<core::Runtimes> runtimes_;
+  AdmissionMux mux_;
+};
+
+// A reader over the runtimes in manifest files, defaulted as the apiserver would store them.
+StatusOr<std::unique_ptr<ClusterReader>> OfflineReader(const std::vector<std::string>& files);
+
+}  // namespace trainer::webhook
