@@ -1,9 +1,9 @@
 // AdmissionReview decoding and encoding (see admission.h).
 #include "webhook/admission.h"
 
-#include <openssl/evp.h>
-
 #include <utility>
+
+#include "common/encoding/base64.h"
 
 namespace trainer::webhook {
 namespace {
@@ -152,15 +152,6 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   return out;
 }
 
-std::string Base64Encode(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
 std::string EncodeAdmissionReview(std::string_view uid, const AdmissionResponse& response,
                                   std::string_view api_version) {
   // Field order as Go's encoding/json writes admissionv1.AdmissionReview / metav1.Status.
@@ -179,7 +170,7 @@ std::string EncodeAdmissionReview(std::string_view uid, const AdmissionResponse&
   resp.Set("allowed", json::Value(response.allowed));
   resp.Set("status", std::move(status));
   if (response.patch.IsArray() && !response.patch.empty()) {
-    resp.Set("patch", json::Value(Base64Encode(json::Write(response.patch))));
+    resp.Set("patch", json::Value(encoding::Base64Encode(json::Write(response.patch))));
     resp.Set("patchType", json::Value("JSONPatch"));
   }
   if (!response.warnings.empty()) {

@@ -99,6 +99,4 @@ std::string EncodeAdmissionReview(std::string_view uid, const AdmissionResponse&
 // 415 UnsupportedMediaType, 422 Invalid, 500 InternalError, else "Code<n>".
 std::string ReasonForCode(int32_t code);
 
-std::string Base64Encode(std::string_view data);
-
 }  // namespace trainer::webhook

@@ -19,6 +19,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/encoding/base64.h"
+
 namespace trainer::yaml {
 namespace {
 
@@ -333,42 +335,6 @@ std::string FormatGoFloat(double d, bool as_float32) {
   return out;
 }
 
-bool DecodeBase64(std::string_view in, std::string* out) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string clean;
-  for (char c : in) {
-    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') clean.push_back(c);
-  }
-  if (clean.size() % 4 != 0) return false;
-  out->clear();
-  for (size_t i = 0; i < clean.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = clean[i + static_cast<size_t>(k)];
-      if (c == '=' && i + 4 == clean.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-      } else if (pad > 0 || (v[k] = val(c)) < 0) {
-        return false;
-      }
-    }
-    uint32_t n = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
-                 (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
-    out->push_back(static_cast<char>((n >> 16) & 0xff));
-    if (pad < 2) out->push_back(static_cast<char>((n >> 8) & 0xff));
-    if (pad < 1) out->push_back(static_cast<char>(n & 0xff));
-  }
-  return true;
-}
-
 std::string_view ShortTagName(Kind k) {
   switch (k) {
     case Kind::kNull:
@@ -394,8 +360,7 @@ Scalar ResolveTagged(const YAML::Mark& mark, const std::string& tag, const std::
   if (tag.rfind(kLongTagPrefix, 0) != 0) return Scalar{};  // "!" or a local tag: a string
   std::string_view name = std::string_view(tag).substr(kLongTagPrefix.size());
   if (name == "binary") {
-    std::string decoded;
-    if (!DecodeBase64(value, &decoded)) {
+    if (!encoding::Base64Decode(value).ok()) {
       throw BuildError{mark, "!!binary value contains invalid base64 data"};
     }
     return Scalar{};  // the caller re-reads the text; see ScalarToValue
@@ -627,9 +592,8 @@ class Builder : public YAML::EventHandler {
         break;
     }
     if (tag == std::string(kLongTagPrefix) + "binary") {
-      std::string decoded;
-      DecodeBase64(text, &decoded);  // validated in ResolveTagged
-      return Value(std::move(decoded));
+      StatusOr<std::string> decoded = encoding::Base64Decode(text);  // validated in ResolveTagged
+      return Value(decoded.ok() ? std::move(decoded).value() : std::string());
     }
     return Value(text);
   }

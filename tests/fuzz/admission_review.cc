@@ -6,7 +6,6 @@
 //     with a string uid, a bool allowed and status.code;
 //   - an answered request (HTTP 200) echoes request.uid;
 //   - a patch is a base64 JSON Patch (patchType JSONPatch) that applies to request.object.
-#include <openssl/evp.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/encoding/base64.h"
 #include "common/json/json.h"
 #include "common/json/patch.h"
 #include "runtime/api/codec.h"
@@ -68,17 +68,9 @@ struct Server {
 };
 
 std::string Base64Decode(const std::string& in) {
-  FUZZ_CHECK(in.size() % 4 == 0, "patch is not padded base64: " + in);
-  std::string out(in.size(), '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
-  FUZZ_CHECK(n >= 0, "patch is not base64: " + in);
-  out.resize(static_cast<size_t>(n));
-  for (auto it = in.rbegin(); it != in.rend() && *it == '='; ++it) {
-    out.pop_back();
-  }
-  return out;
+  StatusOr<std::string> out = encoding::Base64Decode(in);
+  FUZZ_CHECK(out.ok(), "patch is not padded base64: " + in);
+  return *out;
 }
 
 // request.uid and request.object of the body, when it has them.

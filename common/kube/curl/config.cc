@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/encoding/base64.h"
 #include "common/json/json.h"
 #include "common/yaml/yaml.h"
 
@@ -18,33 +19,6 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   ss << in.rdbuf();
   if (in.bad()) return InternalError("reading " + path + ": read error");
   return ss.str();
-}
-
-StatusOr<std::string> Base64Decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
-    const int v = value(c);
-    if (v < 0) return InvalidArgumentError("invalid base64 character");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
 }
 
 namespace {
@@ -65,7 +39,7 @@ StatusOr<std::string> DataOrFile(const json::Value* obj, std::string_view key,
                                  std::string_view base_dir) {
   const std::string data = Str(obj, std::string(key) + "-data");
   if (!data.empty()) {
-    StatusOr<std::string> decoded = Base64Decode(data);
+    StatusOr<std::string> decoded = encoding::Base64Decode(data);
     if (!decoded.ok()) return decoded.status().WithContext(std::string(key) + "-data");
     return decoded;
   }

@@ -83,7 +83,6 @@ class TokenFile {
 };
 
 // Helpers exposed for tests.
-StatusOr<std::string> Base64Decode(std::string_view in);
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
 }  // namespace trainer::kube

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/encoding/base64.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
 #include "runtime/plugins/flux/templates.h"
@@ -159,15 +160,6 @@ json::Value ObjectMeta(const std::string& name, const api::TrainJob& job) {
   return meta;
 }
 
-std::string Base64(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
 struct PkeyFree {
   void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
 };
@@ -306,7 +298,7 @@ StatusOr<json::Value> BuildCurveSecret(const api::TrainJob& job) {
   secret.Set("apiVersion", json::Value("v1"));
   secret.Set("kind", json::Value("Secret"));
   secret.Set("metadata", ObjectMeta(CurveSecretName(job), job));
-  secret["data"].Set("curve.cert", json::Value(Base64(cert)));
+  secret["data"].Set("curve.cert", json::Value(encoding::Base64Encode(cert)));
   return secret;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/encoding/base64.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/go_repr.h"
@@ -190,8 +191,8 @@ StatusOr<std::vector<json::Value>> MPI::Build(framework::Info* info, const api::
     secret.Set("metadata", ObjectMeta(secret_name, job));
     secret.Set("immutable", json::Value(true));
     json::Value& data = secret["data"];
-    data.Set(mpi::kSSHPrivateKey, json::Value(mpi::Base64Encode(key->private_key_pem)));
-    data.Set(mpi::kSSHPublicKey, json::Value(mpi::Base64Encode(key->authorized_key)));
+    data.Set(mpi::kSSHPrivateKey, json::Value(encoding::Base64Encode(key->private_key_pem)));
+    data.Set(mpi::kSSHPublicKey, json::Value(encoding::Base64Encode(key->authorized_key)));
     secret.Set("type", json::Value(mpi::kSecretTypeSSHAuth));
     objects.push_back(std::move(secret));
   }

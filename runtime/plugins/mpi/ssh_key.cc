@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/encoding/base64.h"
+
 namespace trainer::plugins::mpi {
 
 namespace {
@@ -82,20 +84,11 @@ StatusOr<SSHKeyPair> PairOf(EVP_PKEY* pkey) {
   PutString(blob, kKeyType);
   PutString(blob, kCurveIdentifier);
   PutString(blob, std::string_view(reinterpret_cast<const char*>(point.data()), point_len));
-  out.authorized_key = std::string(kKeyType) + " " + Base64Encode(blob) + "\n";
+  out.authorized_key = std::string(kKeyType) + " " + encoding::Base64Encode(blob) + "\n";
   return out;
 }
 
 }  // namespace
-
-std::string Base64Encode(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
 
 StatusOr<SSHKeyPair> GenerateSSHKeyPair() {
   PkeyPtr pkey(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-521"));

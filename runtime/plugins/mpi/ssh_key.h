@@ -34,7 +34,4 @@ StatusOr<SSHKeyPair> SSHKeyPairFromPrivateKeyPEM(std::string_view pem);
 // A generator that always returns the pair of `pem` (validated once, here).
 StatusOr<SSHKeyGenerator> FixedSSHKeyGenerator(std::string_view pem);
 
-// Standard base64 with padding, no line breaks.
-std::string Base64Encode(std::string_view data);
-
 }  // namespace trainer::plugins::mpi

@@ -3,7 +3,6 @@
 // the four webhooks, runtimes from testdata/runtimes.yaml and a fixed clock, and compares
 //   {"httpStatus": ..., "review": <the AdmissionReview answered>, "patch": <its decoded patch>}
 // with want.json. UPDATE_GOLDENS=1 rewrites the want files; review the diff before committing.
-#include <openssl/evp.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/encoding/base64.h"
 #include "common/json/json.h"
 #include "runtime/api/codec.h"
 #include "runtime/api/defaults.h"
@@ -45,18 +45,9 @@ std::string Trim(std::string s) {
 }
 
 std::string Base64Decode(const std::string& in) {
-  std::string out(in.size(), '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
-  REQUIRE(n >= 0);
-  out.resize(static_cast<size_t>(n));
-  size_t pad = 0;
-  for (auto it = in.rbegin(); it != in.rend() && *it == '='; ++it) {
-    ++pad;
-  }
-  out.resize(out.size() - pad);
-  return out;
+  StatusOr<std::string> out = encoding::Base64Decode(in);
+  REQUIRE(out.ok());
+  return *out;
 }
 
 std::unique_ptr<ClusterReader> Runtimes() {

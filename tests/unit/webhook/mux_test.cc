@@ -3,13 +3,13 @@
 #include "webhook/mux.h"
 
 #include <httplib.h>
-#include <openssl/evp.h>
 
 #include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "common/encoding/base64.h"
 #include "common/http/cert_watcher.h"
 #include "common/http/server.h"
 #include "common/http/testing/test_certs.h"
@@ -47,16 +47,9 @@ std::string Review(std::string_view uid = "705ab4f5-6393-11e8-b7cc-42010a800002"
 }
 
 std::string Base64Decode(const std::string& in) {
-  std::string out(in.size(), '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
-  REQUIRE(n >= 0);
-  out.resize(static_cast<size_t>(n));
-  while (!out.empty() && out.back() == '\0') {
-    out.pop_back();  // EVP_DecodeBlock counts padding bytes
-  }
-  return out;
+  StatusOr<std::string> out = encoding::Base64Decode(in);
+  REQUIRE(out.ok());
+  return *out;
 }
 
 struct Fixture {

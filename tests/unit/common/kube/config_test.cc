@@ -140,11 +140,5 @@ TEST_CASE("token files are re-read after invalidation or when old", "[kube][conf
   CHECK(*fresh.Token() == "third");  // a missing file keeps the last token
 }
 
-TEST_CASE("base64 decodes standard and url forms", "[kube][config]") {
-  CHECK(*Base64Decode("aGVsbG8gd29ybGQ=") == "hello world");
-  CHECK(*Base64Decode("aGVsbG8\n gd29ybGQ") == "hello world");
-  CHECK_FALSE(Base64Decode("!!").ok());
-}
-
 }  // namespace
 }  // namespace trainer::kube

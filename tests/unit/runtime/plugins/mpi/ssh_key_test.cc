@@ -57,12 +57,5 @@ TEST_CASE("GenerateSSHKeyPair", "[mpi]") {
   CHECK(again->authorized_key == a->authorized_key);
 }
 
-TEST_CASE("Base64Encode", "[mpi]") {
-  CHECK(Base64Encode("") == "");
-  CHECK(Base64Encode("f") == "Zg==");
-  CHECK(Base64Encode("fo") == "Zm8=");
-  CHECK(Base64Encode("foobar") == "Zm9vYmFy");
-}
-
 }  // namespace
 }  // namespace trainer::plugins::mpi
