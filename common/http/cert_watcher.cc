@@ -6,9 +6,8 @@
 #include <openssl/pem.h>
 
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
+#include "common/files/files.h"
 #include "common/log/log.h"
 
 namespace trainer::http {
@@ -23,16 +22,6 @@ std::string OpenSslError() {
   char buf[256];
   ERR_error_string_n(e, buf, sizeof(buf));
   return buf;
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return NotFoundError("open " + path + ": no such file or not readable");
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 int64_t ToUnix(const ASN1_TIME* t) {
@@ -148,11 +137,11 @@ Status CertWatcher::Load() {
     }
     return s.WithContext("loading serving certificate from " + options_.cert_dir);
   };
-  StatusOr<std::string> cert_pem = ReadFile(cert_path_);
+  StatusOr<std::string> cert_pem = files::ReadFile(cert_path_);
   if (!cert_pem.ok()) {
     return fail(cert_pem.status());
   }
-  StatusOr<std::string> key_pem = ReadFile(key_path_);
+  StatusOr<std::string> key_pem = files::ReadFile(key_path_);
   if (!key_pem.ok()) {
     return fail(key_pem.status());
   }

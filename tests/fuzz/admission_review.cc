@@ -9,12 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "common/encoding/base64.h"
+#include "common/files/files.h"
 #include "common/json/json.h"
 #include "common/json/patch.h"
 #include "runtime/api/codec.h"
@@ -32,10 +31,8 @@ namespace {
 constexpr char kNow[] = "2026-01-02T03:04:05Z";
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  StatusOr<std::string> text = files::ReadFile(path);
+  return text.ok() ? *text : std::string();
 }
 
 // The mux with the four webhooks, built once: the reader and registry must outlive it.

@@ -2,24 +2,14 @@
 #include "common/kube/curl/config.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "common/encoding/base64.h"
+#include "common/files/files.h"
 #include "common/json/json.h"
 #include "common/yaml/yaml.h"
 
 namespace trainer::kube {
-
-StatusOr<std::string> ReadFileToString(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("reading " + path + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return InternalError("reading " + path + ": read error");
-  return ss.str();
-}
 
 namespace {
 
@@ -45,7 +35,7 @@ StatusOr<std::string> DataOrFile(const json::Value* obj, std::string_view key,
   }
   const std::string file = Str(obj, key);
   if (file.empty()) return std::string();
-  return ReadFileToString(Resolve(base_dir, file));
+  return files::ReadFile(Resolve(base_dir, file));
 }
 
 // One parsed kubeconfig file with the directory its relative paths resolve against.
@@ -163,7 +153,7 @@ StatusOr<RestConfig> LoadKubeconfig(std::string_view paths, std::string_view con
     const std::string path(paths.substr(start, end - start));
     start = end + 1;
     if (path.empty()) continue;
-    StatusOr<std::string> text = ReadFileToString(path);
+    StatusOr<std::string> text = files::ReadFile(path);
     if (!text.ok()) {
       // kubectl skips missing files of a KUBECONFIG list, but a single named file must exist.
       if (paths.find(':') != std::string_view::npos && IsNotFound(text.status())) continue;
@@ -195,13 +185,12 @@ StatusOr<RestConfig> LoadInClusterConfig(const InClusterEnv& env) {
   const bool ipv6 = env.host.find(':') != std::string::npos;
   cfg.server = "https://" + (ipv6 ? "[" + env.host + "]" : env.host) + ":" + env.port;
   cfg.token_file = env.service_account_dir + "/token";
-  StatusOr<std::string> token = ReadFileToString(cfg.token_file);
+  StatusOr<std::string> token = files::ReadFile(cfg.token_file);
   if (!token.ok()) return token.status().WithContext("in-cluster config");
-  StatusOr<std::string> ca = ReadFileToString(env.service_account_dir + "/ca.crt");
+  StatusOr<std::string> ca = files::ReadFile(env.service_account_dir + "/ca.crt");
   if (!ca.ok()) return ca.status().WithContext("in-cluster config");
   cfg.ca_pem = std::move(*ca);
-  if (StatusOr<std::string> ns = ReadFileToString(env.service_account_dir + "/namespace");
-      ns.ok()) {
+  if (StatusOr<std::string> ns = files::ReadFile(env.service_account_dir + "/namespace"); ns.ok()) {
     std::string n = *ns;
     while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
     if (!n.empty()) cfg.default_namespace = n;
@@ -229,7 +218,7 @@ StatusOr<std::string> TokenFile::Token() {
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   if (valid_ && now - read_at_ < max_age_) return token_;
-  StatusOr<std::string> text = ReadFileToString(path_);
+  StatusOr<std::string> text = files::ReadFile(path_);
   if (!text.ok()) {
     // Keep serving the last token if a rotation briefly removed the file.
     if (valid_) return token_;

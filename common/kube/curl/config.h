@@ -83,6 +83,5 @@ class TokenFile {
 };
 
 // Helpers exposed for tests.
-StatusOr<std::string> ReadFileToString(const std::string& path);
 
 }  // namespace trainer::kube

@@ -13,12 +13,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/files/files.h"
 #include "common/kube/curl/client.h"
 #include "common/kube/curl/config.h"
 #include "common/kube/meta.h"
@@ -77,10 +76,12 @@ int main(int argc, char** argv) {
   };
   std::vector<Template> templates;
   for (const std::string& file : args.files) {
-    std::ifstream in(file);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    StatusOr<json::Value> tmpl = json::Parse(buf.str());
+    StatusOr<std::string> text = files::ReadFile(file);
+    if (!text.ok()) {
+      std::fprintf(stderr, "%s\n", text.status().message().c_str());
+      return 2;
+    }
+    StatusOr<json::Value> tmpl = json::Parse(*text);
     if (!tmpl.ok()) {
       std::fprintf(stderr, "%s: %s\n", file.c_str(), tmpl.status().message().c_str());
       return 2;

@@ -13,12 +13,11 @@
 //   runtime_api_field_paths [REPO_ROOT]     (default: the working directory, else the source tree)
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 
+#include "common/files/files.h"
 #include "common/json/json.h"
 #include "common/status/status.h"
 #include "common/yaml/yaml.h"
@@ -41,17 +40,9 @@ constexpr Crd kCrds[] = {
     {kClusterTrainingRuntimeKind, "deploy/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml"},
 };
 
-StatusOr<std::string> ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return NotFoundError("cannot read " + p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The openAPIV3Schema of the CRD's served v1alpha1 version.
 StatusOr<json::Value> LoadSchema(const std::filesystem::path& root, const Crd& crd) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(root / crd.file));
+  ASSIGN_OR_RETURN(std::string text, files::ReadFile((root / crd.file).string()));
   ASSIGN_OR_RETURN(json::Value doc, yaml::ParseYaml(text));
   const json::Value* versions =
       doc.IsObject() && doc.Find("spec") != nullptr ? doc["spec"].Find("versions") : nullptr;

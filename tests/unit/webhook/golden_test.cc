@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "common/encoding/base64.h"
+#include "common/files/files.h"
 #include "common/json/json.h"
 #include "runtime/api/codec.h"
 #include "runtime/api/defaults.h"
@@ -31,10 +31,8 @@ constexpr char kTestdata[] = "tests/unit/webhook/testdata";
 constexpr char kNow[] = "2026-01-02T03:04:05Z";
 
 std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  StatusOr<std::string> text = files::ReadFile(p.string());
+  return text.ok() ? *text : std::string();
 }
 
 std::string Trim(std::string s) {

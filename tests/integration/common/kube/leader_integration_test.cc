@@ -7,9 +7,8 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
+#include "common/files/files.h"
 #include "common/kube/meta.h"
 #include "tests/integration/common/kube/testbed_client.h"
 
@@ -48,10 +47,8 @@ Candidate Spawn(const std::string& ns, const std::string& identity) {
 }
 
 bool Leading(const Candidate& c) {
-  std::ifstream in(c.log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str().find("LEADING") != std::string::npos;
+  StatusOr<std::string> log = files::ReadFile(c.log);
+  return log.ok() && log->find("LEADING") != std::string::npos;
 }
 
 void StopAndWait(Candidate& c, int sig) {

@@ -2,10 +2,10 @@
 #include "common/informer/compact.h"
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "common/files/files.h"
 
 namespace trainer::informer {
 namespace {
@@ -54,10 +54,9 @@ TEST_CASE("long and many keys fall back to inline keys and still round-trip",
 }
 
 TEST_CASE("a JobSet round-trips and is far smaller than its JSON", "[informer][compact]") {
-  std::ifstream in("tests/unit/common/informer/testdata/jobset.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json::Value js = ParseOrDie(ss.str());
+  StatusOr<std::string> text = files::ReadFile("tests/unit/common/informer/testdata/jobset.json");
+  REQUIRE(text.ok());
+  json::Value js = ParseOrDie(*text);
   const size_t json_size = json::Write(js).size();
   CompactObject c = CompactObject::Encode(js);
   CHECK(c.Decode() == js);

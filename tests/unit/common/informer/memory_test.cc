@@ -6,9 +6,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
+#include "common/files/files.h"
 #include "common/informer/store.h"
 #include "common/kube/meta.h"
 
@@ -18,10 +17,9 @@ namespace {
 size_t HeapInUse() { return mallinfo2().uordblks; }
 
 json::Value LoadJobSet() {
-  std::ifstream in("tests/unit/common/informer/testdata/jobset.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto v = json::Parse(ss.str());
+  StatusOr<std::string> text = files::ReadFile("tests/unit/common/informer/testdata/jobset.json");
+  REQUIRE(text.ok());
+  auto v = json::Parse(*text);
   REQUIRE(v.ok());
   return std::move(*v);
 }

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/files/files.h"
 #include "common/json/json.h"
 #include "common/yaml/yaml.h"
 
@@ -26,12 +25,10 @@ inline json::Value J(std::string_view text) {
 }
 
 inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
+  StatusOr<std::string> text = files::ReadFile(path);
   INFO(path);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  REQUIRE(text.ok());
+  return *text;
 }
 
 inline json::Value ReadYamlFile(const std::string& path) {

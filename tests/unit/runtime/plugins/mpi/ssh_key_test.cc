@@ -3,18 +3,16 @@
 #include "runtime/plugins/mpi/ssh_key.h"
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
+
+#include "common/files/files.h"
 
 namespace trainer::plugins::mpi {
 namespace {
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  StatusOr<std::string> text = files::ReadFile(path);
+  REQUIRE(text.ok());
+  return *text;
 }
 
 constexpr char kTestdata[] = "tests/unit/runtime/plugins/mpi/testdata/";
