@@ -5,10 +5,10 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <cctype>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <random>
 #include <thread>
 
@@ -71,18 +71,13 @@ class Query {
 }  // namespace
 
 std::string UrlEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
+  // libcurl ignores the handle (since 7.82; before, only EBCDIC builds used it).
+  char* escaped = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
+  if (escaped == nullptr) {
+    throw std::bad_alloc();  // curl_easy_escape fails only when out of memory
   }
+  std::string out(escaped);
+  curl_free(escaped);
   return out;
 }
 

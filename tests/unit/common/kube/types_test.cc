@@ -18,6 +18,9 @@ TEST_CASE("resource paths follow the apiserver layout", "[kube]") {
   CHECK(ResourcePath(kClusterTrainingRuntimes, "", "torch") ==
         "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch");
   CHECK(UrlEncode("app in (a,b)") == "app%20in%20%28a%2Cb%29");
+  CHECK(UrlEncode("a-b_c.d~e/f=g&h") == "a-b_c.d~e%2Ff%3Dg%26h");
+  CHECK(UrlEncode("\xc3\xa9") == "%C3%A9");
+  CHECK(UrlEncode("") == "");
 }
 
 TEST_CASE("the kind table maps kinds and resources", "[kube]") {
