@@ -79,8 +79,7 @@ Status WebhookService::Init(const Options& options, service::Frame& frame) {
   runtimes_ = std::move(runtimes).value();
   RegisterWebhooks(mux_, {.runtimes = runtimes_.get(), .reader = reader_.get()});
 
-  http::ServerOptions server_options =
-      mux_.ServerOptions(":" + std::to_string(options.port), &certs);
+  http::ServerOptions server_options = mux_.ServerOptions(options.Address(), &certs);
   server_options.threads = options.threads;
   http::Server& server = frame.AddServer("webhook", std::move(server_options));
   mux_.Mount(server);

@@ -36,10 +36,11 @@
 
 namespace trainer::service {
 
-// What the frame is configured with: flags shared by every service (common/service/flags.h
-// declares them) and the upstream Configuration fields they map to.
+// What the frame is configured with: flags shared by every service and the upstream
+// Configuration fields they map to (common/service/options.h declares and applies them).
 struct FrameOptions {
-  std::string program;  // "trainer-webhook": the process name in logs
+  std::string program;      // "trainer-webhook": the process name in logs
+  std::string config_file;  // --config: upstream's Configuration file, "" for none
   // "0" or "" disables a server (as controller-runtime).
   std::string health_probe_bind_address = ":8081";
   std::string metrics_bind_address = ":8080";

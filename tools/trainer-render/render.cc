@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/flags/flags.h"
 #include "common/json/json.h"
 #include "common/yaml/yaml.h"
 #include "runtime/api/codec.h"
@@ -45,44 +46,43 @@ std::string NowRFC3339() {
   return buf;
 }
 
-std::optional<InputError> ParseFlags(const std::vector<std::string>& args, Options& opts) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* into) -> bool {
-      if (i + 1 >= args.size()) {
-        return false;
-      }
-      *into = args[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "-f" || a == "--filename") {
-      if (!value(&v)) return InputError{"flag " + a + " needs a value"};
-      opts.files.push_back(v);
-    } else if (a == "-n" || a == "--namespace") {
-      if (!value(&opts.default_namespace)) return InputError{"flag " + a + " needs a value"};
-    } else if (a == "-o" || a == "--output") {
-      if (!value(&opts.output)) return InputError{"flag " + a + " needs a value"};
-      if (opts.output != "yaml" && opts.output != "json") {
-        return InputError{"flag -o: expected yaml or json, got \"" + opts.output + "\""};
-      }
-    } else if (a == "--now") {
-      if (!value(&opts.now)) return InputError{"flag --now needs a value"};
-    } else if (a == "--mpi-ssh-key") {
-      if (!value(&v)) return InputError{"flag --mpi-ssh-key needs a value"};
-      opts.mpi_ssh_key = v;
-    } else if (a == "--validate") {
-      opts.validate = true;
-    } else if (a == "--status-from") {
-      if (!value(&v)) return InputError{"flag --status-from needs a value"};
-      opts.status_from = v;
-    } else if (a == "-h" || a == "--help") {
-      return InputError{
-          "usage: trainer-render [-n NAMESPACE] -f FILE [-f FILE ...] [-o yaml|json] "
-          "[--now RFC3339] [--mpi-ssh-key PEM_FILE] [--validate | --status-from JOBSET_FILE]"};
-    } else {
-      return InputError{"unknown flag \"" + a + "\""};
-    }
+flags::FlagSet Flags(Options& o) {
+  return flags::FlagSet(
+      "trainer-render",
+      "Renders offline what trainer-controller would apply for a TrainJob (-f the TrainJob and "
+      "its runtimes), what trainer-webhook would answer (--validate), or the TrainJob status a "
+      "JobSet implies (--status-from).",
+      {
+          {"filename", "TrainJob, runtime or PriorityClass manifests (YAML or JSON); repeatable.",
+           flags::Append(&o.files, "FILE"), "f"},
+          {"namespace", "Namespace of a TrainJob (and TrainingRuntimes) without one.",
+           flags::String(&o.default_namespace, "NAMESPACE"), "n"},
+          {"output", "Output format.", flags::OneOf(&o.output, {"yaml", "json"}), "o"},
+          {"now", "The time (RFC 3339) for runtimePatches and conditions; default now.",
+           flags::String(&o.now, "TIME")},
+          {"mpi-ssh-key",
+           "The MPI plugin's SSH key from this PEM file instead of a fresh one "
+           "(deterministic output, for tests).",
+           flags::OptionalString(&o.mpi_ssh_key, "PEM_FILE")},
+          {"validate",
+           "Print the admission result instead of the objects (exit code 1 when "
+           "denied).",
+           flags::Bool(&o.validate)},
+          {"status-from", "Print the TrainJob status implied by the JobSet in this file.",
+           flags::OptionalString(&o.status_from, "JOBSET_FILE")},
+      });
+}
+
+// Parses the flags; `help` tells the caller to print the usage.
+std::optional<InputError> ParseFlags(const std::vector<std::string>& args, Options& opts,
+                                     bool* help) {
+  flags::FlagSet fs = Flags(opts);
+  if (Status s = fs.Parse(args); !s.ok()) {
+    return InputError{s.message()};
+  }
+  *help = fs.help();
+  if (*help) {
+    return std::nullopt;
   }
   if (opts.files.empty()) {
     return InputError{"at least one -f FILE is required"};
@@ -317,9 +317,13 @@ int Validate(core::Runtime* runtime, const Inputs& in, const framework::Reader& 
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Options opts;
-  if (auto e = ParseFlags(args, opts)) {
-    err << "trainer-render: " << e->message << "\n";
-    return kExitBadInput;
+  bool help = false;
+  std::optional<InputError> bad = ParseFlags(args, opts, &help);
+  if (help || bad) {
+    Options defaults;
+    return *flags::ExitEarly("trainer-render",
+                             bad ? InvalidArgumentError(bad->message) : OkStatus(), help,
+                             Flags(defaults).Usage(), out, err);
   }
   Inputs in;
   if (auto e = LoadInputs(opts, err, in)) {

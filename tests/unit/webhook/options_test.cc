@@ -1,4 +1,4 @@
-// Unit tests for trainer-webhook's flag parsing.
+// trainer-webhook's flags and the fields of upstream's Configuration file it uses.
 #include "webhook/options.h"
 
 #include <catch2/catch.hpp>
@@ -6,15 +6,21 @@
 namespace trainer::webhook {
 namespace {
 
+constexpr char kUpstreamConfig[] =
+    "tests/unit/common/service/testdata/controller_manager_config.yaml";
+
 TEST_CASE("defaults match upstream's manager and the brief") {
   auto o = ParseOptions({});
   REQUIRE(o.ok());
   CHECK(o->port == 9443);
+  CHECK(o->Address() == ":9443");
   CHECK(o->cert_dir == "/tmp/k8s-webhook-server/serving-certs");
-  CHECK(o->metrics_bind_address == ":8080");
-  CHECK(o->health_probe_bind_address == ":8081");
-  CHECK(o->log_format == "text");
-  CHECK(o->verbosity == 0);
+  CHECK(o->frame.metrics_bind_address == ":8080");
+  CHECK_FALSE(o->frame.metrics_secure_serving);
+  CHECK(o->frame.health_probe_bind_address == ":8081");
+  CHECK(o->frame.log_format == "text");
+  CHECK(o->frame.verbosity == 0);
+  CHECK(o->frame.program == "trainer-webhook");
   CHECK(o->threads == 16);
 }
 
@@ -26,27 +32,29 @@ TEST_CASE("both --flag=value and --flag value, -v and --v") {
   REQUIRE(o.ok());
   CHECK(o->port == 10443);
   CHECK(o->cert_dir == "/certs");
-  CHECK(o->verbosity == 3);
-  CHECK(o->log_format == "json");
+  CHECK(o->frame.verbosity == 3);
+  CHECK(o->frame.log_format == "json");
   CHECK(o->kubeconfig == "/k");
-  CHECK(o->metrics_bind_address == "0");
+  CHECK(o->frame.metrics_bind_address == "0");
   CHECK(o->offline_runtimes == std::vector<std::string>{"a.yaml", "b.yaml"});
   CHECK(o->threads == 8);
   auto v = ParseOptions({"--v", "2"});
   REQUIRE(v.ok());
-  CHECK(v->verbosity == 2);
+  CHECK(v->frame.verbosity == 2);
 }
 
+// The wording is common/flags' (one for every binary); before it, this binary said
+// "--port: expected an integer, got \"x\"" and "unknown flag \"--nope=1\"".
 TEST_CASE("errors name the flag") {
   struct Case {
     std::vector<std::string> args;
     std::string message;
   };
   std::vector<Case> cases = {
-      {{"--port=x"}, "--port: expected an integer, got \"x\""},
-      {{"--port=70000"}, "--port: 70000 is out of range [1, 65535]"},
-      {{"--log-format=xml"}, "--log-format: expected text or json, got \"xml\""},
-      {{"--nope=1"}, "unknown flag \"--nope=1\""},
+      {{"--port=x"}, "flag \"--port\": expected an integer, got \"x\""},
+      {{"--port=70000"}, "flag \"--port\": 70000 is out of range [1, 65535]"},
+      {{"--log-format=xml"}, "flag \"--log-format\": expected text or json, got \"xml\""},
+      {{"--nope=1"}, "unknown flag \"--nope\""},
       {{"--port"}, "flag \"--port\" needs a value"},
       {{"stray"}, "unexpected argument \"stray\""},
   };
@@ -58,6 +66,39 @@ TEST_CASE("errors name the flag") {
   auto h = ParseOptions({"--help"});
   REQUIRE(h.ok());
   CHECK(h->help);
+}
+
+TEST_CASE("--config: the webhook's fields apply, flags win, the rest is listed as ignored") {
+  auto o = ParseOptions({"--config", kUpstreamConfig});
+  REQUIRE(o.ok());
+  CHECK(o->port == 9443);
+  CHECK(o->frame.metrics_bind_address == ":8443");  // the file's
+  CHECK(o->frame.metrics_secure_serving);
+  CHECK(o->frame.health_probe_bind_address == ":8081");
+  CHECK(o->frame.ignored_config_fields ==
+        std::vector<std::string>{
+            "health.readinessEndpointName", "health.livenessEndpointName",
+            "leaderElection.leaderElect", "leaderElection.resourceName",
+            "leaderElection.leaseDuration", "leaderElection.renewDeadline",
+            "leaderElection.retryPeriod",
+            "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]",
+            "controller.groupKindConcurrency[TrainingRuntime.trainer.kubeflow.org]",
+            "controller.groupKindConcurrency[ClusterTrainingRuntime.trainer.kubeflow.org]",
+            "certManagement.enable", "certManagement.webhookServiceName",
+            "certManagement.webhookSecretName", "clientConnection.qps", "clientConnection.burst",
+            "statusServer.port", "statusServer.qps", "statusServer.burst"});
+  o = ParseOptions({"--config", kUpstreamConfig, "--port=10443", "--metrics-bind-address=:8080"});
+  REQUIRE(o.ok());
+  CHECK(o->port == 10443);
+  CHECK(o->frame.metrics_bind_address == ":8080");
+}
+
+TEST_CASE("webhook.host binds the server to one address") {
+  Options o;
+  o.host = "127.0.0.1";
+  CHECK(o.Address() == "127.0.0.1:9443");
+  o.host = "::1";
+  CHECK(o.Address() == "[::1]:9443");
 }
 
 }  // namespace

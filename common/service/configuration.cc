@@ -1,0 +1,362 @@
+// Strict decoding, defaults and validation of upstream's Configuration (see configuration.h).
+#include "common/service/configuration.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "common/flags/flags.h"
+#include "common/json/json.h"
+#include "common/yaml/yaml.h"
+
+namespace trainer::service {
+namespace {
+
+// ---- strict decoding: the schema of upstream's Configuration ----
+
+enum class Kind {
+  kString,
+  kBool,
+  kInt32,
+  kFloat,
+  kDuration,
+  kStringList,
+  kObject,
+  kMapInt32,
+  kMapBool
+};
+
+struct Field {
+  std::string_view name;
+  Kind kind;
+  std::vector<Field> children = {};  // for kObject
+};
+
+const std::vector<Field>& Schema() {
+  static const std::vector<Field> schema = {
+      {"apiVersion", Kind::kString},
+      {"kind", Kind::kString},
+      {"webhook", Kind::kObject, {{"port", Kind::kInt32}, {"host", Kind::kString}}},
+      {"leaderElection",
+       Kind::kObject,
+       {{"leaderElect", Kind::kBool},
+        {"leaseDuration", Kind::kDuration},
+        {"renewDeadline", Kind::kDuration},
+        {"retryPeriod", Kind::kDuration},
+        {"resourceLock", Kind::kString},
+        {"resourceName", Kind::kString},
+        {"resourceNamespace", Kind::kString}}},
+      {"metrics",
+       Kind::kObject,
+       {{"bindAddress", Kind::kString},
+        {"secureServing", Kind::kBool},
+        {"auth", Kind::kObject, {{"enabled", Kind::kBool}}}}},  // [HEAD]
+      {"health",
+       Kind::kObject,
+       {{"healthProbeBindAddress", Kind::kString},
+        {"readinessEndpointName", Kind::kString},
+        {"livenessEndpointName", Kind::kString}}},
+      {"controller", Kind::kObject, {{"groupKindConcurrency", Kind::kMapInt32}}},
+      {"certManagement",
+       Kind::kObject,
+       {{"enable", Kind::kBool},
+        {"webhookServiceName", Kind::kString},
+        {"webhookSecretName", Kind::kString}}},
+      {"clientConnection", Kind::kObject, {{"qps", Kind::kFloat}, {"burst", Kind::kInt32}}},
+      {"statusServer",
+       Kind::kObject,
+       {{"port", Kind::kInt32}, {"qps", Kind::kFloat}, {"burst", Kind::kInt32}}},
+      {"featureGates", Kind::kMapBool},
+      {"tls",
+       Kind::kObject,
+       {{"minVersion", Kind::kString},
+        {"cipherSuites", Kind::kStringList},
+        {"nextProtos", Kind::kStringList}}},
+  };
+  return schema;
+}
+
+std::string Path(std::string_view parent, std::string_view name) {
+  return parent.empty() ? std::string(name) : std::string(parent) + "." + std::string(name);
+}
+
+Status TypeError(std::string_view path, std::string_view want, const json::Value& v) {
+  return InvalidArgumentError("json: cannot unmarshal " + std::string(json::DescribeType(v)) +
+                              " into field " + std::string(path) + " of type " + std::string(want));
+}
+
+bool IsInt32(const json::Value& v) {
+  if (v.IsInt()) return v.AsInt() >= INT32_MIN && v.AsInt() <= INT32_MAX;
+  if (v.IsDouble()) {
+    double d = v.AsDouble();
+    return std::floor(d) == d && d >= INT32_MIN && d <= INT32_MAX;
+  }
+  return false;
+}
+
+// Checks the value of one field against the schema and lists the paths it sets in `fields`.
+class Checker {
+ public:
+  explicit Checker(std::vector<std::string>* fields) : fields_(fields) {}
+
+  Status Object(const std::vector<Field>& schema, const json::Value& obj, const std::string& path) {
+    for (const json::Member& m : obj.members()) {
+      const Field* field = nullptr;
+      for (const Field& f : schema) {
+        if (f.name == m.first) field = &f;
+      }
+      if (field == nullptr) {
+        return InvalidArgumentError("strict decoding error: unknown field \"" +
+                                    Path(path, m.first) + "\"");
+      }
+      RETURN_IF_ERROR(Value(*field, m.second, Path(path, m.first)));
+    }
+    return OkStatus();
+  }
+
+ private:
+  Status Value(const Field& f, const json::Value& v, const std::string& path) {
+    if (v.IsNull()) return OkStatus();
+    if (f.kind == Kind::kObject) {
+      if (!v.IsObject()) return TypeError(path, "object", v);
+      return Object(f.children, v, path);
+    }
+    if (f.kind == Kind::kMapInt32 || f.kind == Kind::kMapBool) return Map(f, v, path);
+    RETURN_IF_ERROR(Scalar(f, v, path));
+    // An empty string is Go's zero value: as good as unset (the shipped file has host: "").
+    if (!(v.IsString() && v.AsString().empty())) fields_->push_back(path);
+    return OkStatus();
+  }
+
+  Status Map(const Field& f, const json::Value& v, const std::string& path) {
+    if (!v.IsObject()) return TypeError(path, "map", v);
+    const bool int32 = f.kind == Kind::kMapInt32;
+    for (const json::Member& m : v.members()) {
+      if (int32 ? !IsInt32(m.second) : !m.second.IsBool()) {
+        return TypeError(Path(path, m.first), int32 ? "int32" : "bool", m.second);
+      }
+      fields_->push_back(path + "[" + m.first + "]");
+    }
+    return OkStatus();
+  }
+
+  static Status Scalar(const Field& f, const json::Value& v, const std::string& path) {
+    switch (f.kind) {
+      case Kind::kString:
+        return v.IsString() ? OkStatus() : TypeError(path, "string", v);
+      case Kind::kBool:
+        return v.IsBool() ? OkStatus() : TypeError(path, "bool", v);
+      case Kind::kInt32:
+        return IsInt32(v) ? OkStatus() : TypeError(path, "int32", v);
+      case Kind::kFloat:
+        return v.IsNumber() ? OkStatus() : TypeError(path, "float32", v);
+      case Kind::kDuration:
+        if (!v.IsString()) return TypeError(path, "Duration", v);
+        return flags::ParseGoDuration(v.AsString()).status();
+      case Kind::kStringList:
+        if (!v.IsArray()) return TypeError(path, "[]string", v);
+        for (const json::Value& e : v.elements()) {
+          if (!e.IsString()) return TypeError(path, "string", e);
+        }
+        return OkStatus();
+      default:
+        return OkStatus();
+    }
+  }
+
+  std::vector<std::string>* fields_;
+};
+
+// ---- reading the sections, with upstream's validation ----
+
+const json::Value* At(const json::Value& doc, std::string_view a, std::string_view b) {
+  const json::Value* o = doc.Find(a);
+  if (o == nullptr || !o->IsObject()) return nullptr;
+  const json::Value* v = o->Find(b);
+  return v != nullptr && !v->IsNull() ? v : nullptr;
+}
+
+std::string FormatNumber(double d) {
+  std::ostringstream s;
+  s << d;
+  return s.str();
+}
+
+void CheckPort(const json::Value& doc, std::string_view section, std::vector<std::string>& errs) {
+  if (const json::Value* v = At(doc, section, "port");
+      v && (v->AsInt() < 1 || v->AsInt() > 65535)) {
+    errs.push_back(std::string(section) + ".port: Invalid value: " + std::to_string(v->AsInt()) +
+                   ": must be between 1 and 65535");
+  }
+}
+
+// <section>.qps and <section>.burst must be >= 0 (clientConnection and statusServer share it).
+void CheckQpsBurst(const json::Value& doc, std::string_view section,
+                   std::vector<std::string>& errs) {
+  const json::Value* qps = At(doc, section, "qps");
+  if (qps != nullptr && qps->AsDouble() < 0) {
+    errs.push_back(std::string(section) + ".qps: Invalid value: " + FormatNumber(qps->AsDouble()) +
+                   ": must be greater than or equal to 0");
+  }
+  const json::Value* burst = At(doc, section, "burst");
+  if (burst != nullptr && burst->AsInt() < 0) {
+    errs.push_back(std::string(section) + ".burst: Invalid value: " +
+                   std::to_string(burst->AsInt()) + ": must be greater than or equal to 0");
+  }
+}
+
+void ReadLeaderElection(const json::Value& le, Configuration& cfg) {
+  Configuration::LeaderElection l;
+  // Upstream copies leaseDuration etc. as they are: an unset one is 0 there and
+  // controller-runtime then uses its defaults (15 s / 10 s / 2 s), which ours already are.
+  if (const json::Value* v = le.Find("leaderElect"); v && v->IsBool()) l.leader_elect = v->AsBool();
+  for (auto [name, out] :
+       {std::pair{"resourceLock", &l.resource_lock}, std::pair{"resourceName", &l.resource_name},
+        std::pair{"resourceNamespace", &l.resource_namespace}}) {
+    if (const json::Value* v = le.Find(name); v && v->IsString()) *out = v->AsString();
+  }
+  for (auto [name, out] :
+       {std::pair{"leaseDuration", &l.lease_duration},
+        std::pair{"renewDeadline", &l.renew_deadline}, std::pair{"retryPeriod", &l.retry_period}}) {
+    if (const json::Value* v = le.Find(name); v && v->IsString()) {
+      StatusOr<std::chrono::milliseconds> d = flags::ParseGoDuration(v->AsString());
+      if (d.ok() && d->count() > 0) *out = *d;
+    }
+  }
+  cfg.leader_election = l;
+}
+
+// Upstream's ValidateConfiguration, in its order.
+std::vector<std::string> Validate(const json::Value& doc) {
+  std::vector<std::string> errs;
+  CheckPort(doc, "webhook", errs);
+  CheckQpsBurst(doc, "clientConnection", errs);
+  if (const json::Value* gkc = At(doc, "controller", "groupKindConcurrency")) {
+    for (const json::Member& m : gkc->members()) {
+      if (m.second.AsInt() < 1) {
+        errs.push_back("controller.groupKindConcurrency[" + m.first + "]: Invalid value: " +
+                       std::to_string(m.second.AsInt()) + ": must be greater than 0");
+      }
+    }
+  }
+  CheckPort(doc, "statusServer", errs);
+  CheckQpsBurst(doc, "statusServer", errs);
+  return errs;
+}
+
+void ReadServing(const json::Value& doc, Configuration& cfg) {
+  if (const json::Value* v = At(doc, "webhook", "port")) cfg.webhook_port = v->AsInt();
+  if (const json::Value* v = At(doc, "webhook", "host")) cfg.webhook_host = v->AsString();
+  if (const json::Value* v = At(doc, "metrics", "bindAddress"); v && !v->AsString().empty()) {
+    cfg.metrics_bind_address = v->AsString();
+  }
+  if (const json::Value* v = At(doc, "metrics", "secureServing")) {
+    cfg.metrics_secure_serving = v->AsBool();
+  }
+  if (const json::Value* v = At(doc, "health", "healthProbeBindAddress");
+      v && !v->AsString().empty()) {
+    cfg.health_probe_bind_address = v->AsString();
+  }
+}
+
+void ReadControllers(const json::Value& doc, Configuration& cfg) {
+  if (const json::Value* v = At(doc, "clientConnection", "qps")) cfg.qps = v->AsDouble();
+  if (const json::Value* v = At(doc, "clientConnection", "burst")) cfg.burst = v->AsInt();
+  if (const json::Value* gkc = At(doc, "controller", "groupKindConcurrency")) {
+    for (const json::Member& m : gkc->members()) {
+      cfg.group_kind_concurrency[m.first] = static_cast<int32_t>(m.second.AsInt());
+    }
+  }
+  if (const json::Value* fg = doc.Find("featureGates"); fg != nullptr && fg->IsObject()) {
+    for (const json::Member& m : fg->members()) cfg.feature_gates[m.first] = m.second.AsBool();
+  }
+  if (const json::Value* le = doc.Find("leaderElection"); le != nullptr && le->IsObject()) {
+    ReadLeaderElection(*le, cfg);
+  }
+}
+
+Status CheckHeader(const json::Value& doc) {
+  if (!doc.IsObject()) {
+    return InvalidArgumentError("expected a Configuration object");
+  }
+  const json::Value* api_version = doc.Find("apiVersion");
+  const json::Value* kind = doc.Find("kind");
+  if (api_version == nullptr || !api_version->IsString() || kind == nullptr || !kind->IsString() ||
+      kind->AsString().empty()) {
+    return InvalidArgumentError("Object 'Kind' is missing in config file");
+  }
+  if (api_version->AsString() != kConfigAPIVersion || kind->AsString() != "Configuration") {
+    return InvalidArgumentError("no kind \"" + kind->AsString() +
+                                "\" is registered for version \"" + api_version->AsString() + "\"");
+  }
+  return OkStatus();
+}
+
+// field.ErrorList.ToAggregate(): one error as is, several as "[a, b]".
+std::string Aggregate(const std::vector<std::string>& errs) {
+  if (errs.size() == 1) return errs[0];
+  std::string msg = "[";
+  for (size_t i = 0; i < errs.size(); ++i) msg += (i ? ", " : "") + errs[i];
+  return msg + "]";
+}
+
+}  // namespace
+
+bool Configuration::Has(std::string_view path) const {
+  for (const std::string& f : fields) {
+    if (f == path) return true;
+  }
+  return false;
+}
+
+StatusOr<Configuration> ParseConfiguration(std::string_view text) {
+  StatusOr<json::Value> parsed = yaml::ParseYaml(text);
+  if (!parsed.ok()) {
+    return parsed.status().WithContext("failed to decode config file");
+  }
+  const json::Value& doc = *parsed;
+  Configuration cfg;
+  RETURN_IF_ERROR(CheckHeader(doc).WithContext("failed to decode config file"));
+  RETURN_IF_ERROR(
+      Checker(&cfg.fields).Object(Schema(), doc, "").WithContext("failed to decode config file"));
+  if (std::vector<std::string> errs = Validate(doc); !errs.empty()) {
+    return InvalidArgumentError("invalid configuration: " + Aggregate(errs));
+  }
+  ReadServing(doc, cfg);
+  ReadControllers(doc, cfg);
+  if (!cfg.qps) cfg.qps = 50;
+  if (!cfg.burst) cfg.burst = 100;
+  return cfg;
+}
+
+StatusOr<Configuration> LoadConfiguration(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return InvalidArgumentError("failed to read config file: open " + path +
+                                ": no such file or directory");
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ParseConfiguration(buf.str());
+}
+
+std::vector<std::string> IgnoredFields(const Configuration& cfg,
+                                       const std::vector<std::string_view>& applicable) {
+  auto covered = [&](std::string_view field) {
+    if (field == "apiVersion" || field == "kind") return true;
+    for (std::string_view a : applicable) {
+      if (field.starts_with(a) &&
+          (field.size() == a.size() || field[a.size()] == '.' || field[a.size()] == '[')) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<std::string> out;
+  for (const std::string& f : cfg.fields) {
+    if (!covered(f)) out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace trainer::service

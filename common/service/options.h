@@ -1,0 +1,36 @@
+// The options every trainer-cpp service shares: the frame's flags (--config, probes, metrics,
+// logging; upstream's spellings) and the Configuration file's fields that map to them. A
+// service's FlagSet is ServiceFlags around its own flags; after parsing, LoadConfiguration reads
+// --config, applies the frame's fields and returns the file for the service's own.
+//
+//   Options o;   // o.frame holds the service's defaults: they show in --help
+//   flags::FlagSet fs("trainer-webhook", "...", ServiceFlags(o.frame, {
+//       {"port", "Webhook HTTPS port.", flags::Int(&o.port, 1, 65535)}}));
+//   RETURN_IF_ERROR(fs.Parse(args));
+//   ASSIGN_OR_RETURN(std::optional<Configuration> cfg,
+//                    LoadConfiguration(fs, {"webhook.port"}, o.frame));
+//   if (cfg && cfg->Has("webhook.port") && !fs.Given("port")) o.port = cfg->webhook_port;
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "common/flags/flags.h"
+#include "common/service/configuration.h"
+#include "common/service/frame.h"
+
+namespace trainer::service {
+
+// --config, then `own`, then --health-probe-bind-address, --metrics-bind-address,
+// --metrics-secure-serving, --metrics-cert-dir, -v and --log-format; defaults are `o`'s values.
+std::vector<flags::Flag> ServiceFlags(FrameOptions& o, std::vector<flags::Flag> own);
+
+// Without --config: nullopt. Otherwise the loaded file, having applied to `o` the frame's fields
+// it sets whose flag `fs` was not given (a flag wins over the file, the file over the default),
+// and listed in o.ignored_config_fields what neither the frame nor `applicable` covers.
+StatusOr<std::optional<Configuration>> LoadConfiguration(
+    const flags::FlagSet& fs, std::initializer_list<std::string_view> applicable, FrameOptions& o);
+
+}  // namespace trainer::service

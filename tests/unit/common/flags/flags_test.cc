@@ -1,0 +1,142 @@
+// The flags library every binary parses its command line with: Go's flag syntax, one error
+// wording, one --help layout.
+#include "common/flags/flags.h"
+
+#include <catch2/catch.hpp>
+#include <sstream>
+
+namespace trainer::flags {
+namespace {
+
+struct Opts {
+  int port = 9443;
+  std::string dir = "/certs";
+  bool elect = false;
+  std::string format = "text";
+  std::vector<std::string> files;
+  double qps = 0;
+  std::optional<std::string> key;
+};
+
+FlagSet Set(Opts& o) {
+  return FlagSet("prog", "Does things.",
+                 {
+                     {"port", "The port.", Int(&o.port, 1, 65535)},
+                     {"cert-dir", "Certificates.", String(&o.dir, "DIR")},
+                     {"leader-elect", "Elect.", Bool(&o.elect)},
+                     {"log-format", "Format.", OneOf(&o.format, {"text", "json"})},
+                     {"filename", "Files; repeatable.", Append(&o.files, "FILE"), "f"},
+                     {"qps", "Rate.", Double(&o.qps, 0, 1000)},
+                     {"key", "A key.", OptionalString(&o.key, "PEM")},
+                 });
+}
+
+TEST_CASE("Go's flag syntax: one or two dashes, =value or a separate value, bare bools") {
+  Opts o;
+  FlagSet fs = Set(o);
+  REQUIRE(fs.Parse({"-port=1", "--cert-dir", "/d", "--leader-elect", "-f", "a", "--filename=b",
+                    "-qps", "2.5", "--key=k.pem"})
+              .ok());
+  CHECK(o.port == 1);
+  CHECK(o.dir == "/d");
+  CHECK(o.elect);
+  CHECK(o.files == std::vector<std::string>{"a", "b"});
+  CHECK(o.qps == 2.5);
+  CHECK(o.key == "k.pem");
+  CHECK(fs.Given("port"));
+  CHECK(fs.Given("filename"));  // by its name, whichever spelling was used
+  CHECK_FALSE(fs.Given("log-format"));
+  CHECK_FALSE(fs.help());
+
+  // A flag with a value takes the next argument, whatever it looks like.
+  Opts p;
+  CHECK(Set(p).Parse({"--port", "-1"}).message() ==
+        "flag \"--port\": -1 is out of range [1, 65535]");
+  REQUIRE(Set(p).Parse({"--leader-elect", "--leader-elect=false", "--"}).ok());
+  CHECK_FALSE(p.elect);
+}
+
+TEST_CASE("errors name the flag as written") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"--port=x"}, "flag \"--port\": expected an integer, got \"x\""},
+      {{"-port", "70000"}, "flag \"-port\": 70000 is out of range [1, 65535]"},
+      {{"--log-format=xml"}, "flag \"--log-format\": expected text or json, got \"xml\""},
+      {{"--leader-elect=maybe"}, "flag \"--leader-elect\": expected true or false, got \"maybe\""},
+      {{"--qps=fast"}, "flag \"--qps\": expected a number, got \"fast\""},
+      {{"--nope=1"}, "unknown flag \"--nope\""},
+      {{"-nope"}, "unknown flag \"-nope\""},
+      {{"--port"}, "flag \"--port\" needs a value"},
+      {{"stray"}, "unexpected argument \"stray\""},
+      {{"--", "stray"}, "unexpected argument \"stray\""},
+  };
+  for (const Case& c : cases) {
+    Opts o;
+    Status s = Set(o).Parse(c.args);
+    CHECK(s.message() == c.message);
+  }
+}
+
+TEST_CASE("help: -h, -help and --help; the layout every binary shares") {
+  for (const char* h : {"-h", "-help", "--help", "--h"}) {
+    Opts o;
+    FlagSet fs = Set(o);
+    REQUIRE(fs.Parse({h}).ok());
+    CHECK(fs.help());
+  }
+  Opts o;
+  CHECK(Set(o).Usage() ==
+        "Usage: prog [flags]\n"
+        "\n"
+        "Does things.\n"
+        "\n"
+        "Flags (-name and --name are the same; --name=value or --name value):\n"
+        "  --port=N\n"
+        "      The port. (default 9443)\n"
+        "  --cert-dir=DIR\n"
+        "      Certificates. (default /certs)\n"
+        "  --leader-elect\n"
+        "      Elect.\n"
+        "  --log-format=text|json\n"
+        "      Format. (default text)\n"
+        "  -f, --filename=FILE\n"
+        "      Files; repeatable.\n"
+        "  --qps=NUMBER\n"
+        "      Rate.\n"
+        "  --key=PEM\n"
+        "      A key.\n"
+        "  -h, --help\n"
+        "      Print this help and exit.\n");
+}
+
+TEST_CASE("ExitEarly: usage on stdout and 0, one error line on stderr and 2") {
+  std::ostringstream out, err;
+  CHECK(ExitEarly("prog", OkStatus(), false, "", out, err) == std::nullopt);
+  CHECK(ExitEarly("prog", OkStatus(), true, "usage\n", out, err) == 0);
+  CHECK(ExitEarly("prog", InvalidArgumentError("unknown flag \"-x\""), false, "", out, err) == 2);
+  CHECK(out.str() == "usage\n");
+  CHECK(err.str() == "prog: unknown flag \"-x\"\n");
+}
+
+TEST_CASE("Go durations") {
+  CHECK(*ParseGoDuration("15s") == std::chrono::seconds(15));
+  CHECK(*ParseGoDuration("1m30s") == std::chrono::seconds(90));
+  CHECK(*ParseGoDuration("500ms") == std::chrono::milliseconds(500));
+  CHECK(*ParseGoDuration("1.5h") == std::chrono::minutes(90));
+  CHECK(*ParseGoDuration("0") == std::chrono::milliseconds(0));
+  CHECK_FALSE(ParseGoDuration("10").ok());
+  CHECK_FALSE(ParseGoDuration("").ok());
+  CHECK(ParseGoDuration("15x").status().message() == "time: invalid duration \"15x\"");
+}
+
+TEST_CASE("Go booleans") {
+  for (const char* t : {"1", "t", "T", "TRUE", "true", "True"}) CHECK(*ParseBool(t));
+  for (const char* f : {"0", "f", "F", "FALSE", "false", "False"}) CHECK_FALSE(*ParseBool(f));
+  CHECK_FALSE(ParseBool("yes").ok());
+}
+
+}  // namespace
+}  // namespace trainer::flags

@@ -1,0 +1,129 @@
+// Upstream's Configuration file: strict decoding, defaults, validation messages, and which
+// fields a file sets.
+#include "common/service/configuration.h"
+
+#include <catch2/catch.hpp>
+
+namespace trainer::service {
+namespace {
+
+constexpr char kUpstreamConfig[] =
+    "tests/unit/common/service/testdata/controller_manager_config.yaml";
+
+std::string Header() {
+  return "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n";
+}
+
+TEST_CASE("upstream's shipped Configuration is accepted", "[configuration]") {
+  StatusOr<Configuration> cfg = LoadConfiguration(kUpstreamConfig);
+  REQUIRE(cfg.ok());
+  REQUIRE(cfg->leader_election.has_value());
+  CHECK(cfg->leader_election->leader_elect);
+  CHECK(cfg->leader_election->resource_name == "trainer.kubeflow.org");
+  CHECK(cfg->leader_election->lease_duration == std::chrono::seconds(15));
+  CHECK(cfg->leader_election->renew_deadline == std::chrono::seconds(10));
+  CHECK(cfg->leader_election->retry_period == std::chrono::seconds(2));
+  CHECK(cfg->group_kind_concurrency.at("TrainJob.trainer.kubeflow.org") == 5);
+  CHECK(*cfg->qps == 50);
+  CHECK(*cfg->burst == 100);
+  CHECK(cfg->metrics_bind_address == ":8443");
+  CHECK(cfg->health_probe_bind_address == ":8081");
+}
+
+TEST_CASE("defaults of an empty Configuration", "[configuration]") {
+  StatusOr<Configuration> cfg = ParseConfiguration(Header());
+  REQUIRE(cfg.ok());
+  CHECK_FALSE(cfg->leader_election.has_value());
+  CHECK(*cfg->qps == 50);
+  CHECK(*cfg->burst == 100);
+  CHECK(cfg->webhook_port == 9443);
+  CHECK(cfg->metrics_bind_address == ":8443");
+  CHECK(cfg->metrics_secure_serving);
+}
+
+TEST_CASE("strict decoding", "[configuration]") {
+  struct Case {
+    std::string name, text, error;
+  };
+  std::vector<Case> cases = {
+      {"unknown top-level field", Header() + "foo: 1\n",
+       "failed to decode config file: strict decoding error: unknown field \"foo\""},
+      {"unknown nested field", Header() + "metrics:\n  bindAdress: :1\n",
+       "failed to decode config file: strict decoding error: unknown field "
+       "\"metrics.bindAdress\""},
+      {"wrong type", Header() + "webhook:\n  port: \"9443\"\n",
+       "failed to decode config file: json: cannot unmarshal string into field webhook.port of "
+       "type int32"},
+      {"wrong kind", "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Foo\n",
+       "failed to decode config file: no kind \"Foo\" is registered for version "
+       "\"config.trainer.kubeflow.org/v1alpha1\""},
+      {"missing kind", "apiVersion: config.trainer.kubeflow.org/v1alpha1\n",
+       "failed to decode config file: Object 'Kind' is missing in config file"},
+      {"bad duration", Header() + "leaderElection:\n  leaseDuration: 15x\n",
+       "failed to decode config file: time: invalid duration \"15x\""},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      StatusOr<Configuration> cfg = ParseConfiguration(c.text);
+      REQUIRE_FALSE(cfg.ok());
+      CHECK(cfg.status().message() == c.error);
+    }
+  }
+}
+
+TEST_CASE("validation messages are upstream's", "[configuration]") {
+  StatusOr<Configuration> cfg = ParseConfiguration(Header() + "webhook:\n  port: 70000\n");
+  REQUIRE_FALSE(cfg.ok());
+  CHECK(cfg.status().message() ==
+        "invalid configuration: webhook.port: Invalid value: 70000: must be between 1 and 65535");
+
+  cfg = ParseConfiguration(
+      Header() +
+      "clientConnection:\n  qps: -1\n  burst: -2\n"
+      "controller:\n  groupKindConcurrency:\n    TrainJob.trainer.kubeflow.org: 0\n");
+  REQUIRE_FALSE(cfg.ok());
+  CHECK(cfg.status().message() ==
+        "invalid configuration: [clientConnection.qps: Invalid value: -1: must be greater than or "
+        "equal to 0, clientConnection.burst: Invalid value: -2: must be greater than or equal to "
+        "0, controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]: Invalid value: 0: "
+        "must be greater than 0]");
+
+  cfg = ParseConfiguration(Header() + "statusServer:\n  port: 0\n");
+  REQUIRE_FALSE(cfg.ok());
+  CHECK(cfg.status().message() ==
+        "invalid configuration: statusServer.port: Invalid value: 0: must be between 1 and 65535");
+
+  cfg = ParseConfiguration(Header() + "statusServer:\n  qps: -1.5\n  burst: -3\n");
+  REQUIRE_FALSE(cfg.ok());
+  CHECK(cfg.status().message() ==
+        "invalid configuration: [statusServer.qps: Invalid value: -1.5: must be greater than or "
+        "equal to 0, statusServer.burst: Invalid value: -3: must be greater than or equal to 0]");
+}
+
+TEST_CASE("the fields a file sets, and those a service does not use", "[configuration]") {
+  StatusOr<Configuration> cfg = LoadConfiguration(kUpstreamConfig);
+  REQUIRE(cfg.ok());
+  CHECK(cfg->Has("metrics.bindAddress"));
+  CHECK(cfg->Has("controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]"));
+  CHECK_FALSE(cfg->Has("webhook.host"));  // "" is Go's zero value: as good as unset
+  CHECK_FALSE(cfg->Has("leaderElection.resourceNamespace"));
+  CHECK(IgnoredFields(*cfg, {"leaderElection", "metrics", "health", "controller",
+                             "clientConnection", "webhook.port", "statusServer"}) ==
+        std::vector<std::string>{"certManagement.enable", "certManagement.webhookServiceName",
+                                 "certManagement.webhookSecretName"});
+  // A prefix covers whole path segments only.
+  StatusOr<Configuration> gates =
+      ParseConfiguration(Header() + "featureGates:\n  TrainJobStatus: true\n");
+  REQUIRE(gates.ok());
+  CHECK(IgnoredFields(*gates, {"feature"}) ==
+        std::vector<std::string>{"featureGates[TrainJobStatus]"});
+  CHECK(IgnoredFields(*gates, {"featureGates"}).empty());
+}
+
+TEST_CASE("a file that cannot be read", "[configuration]") {
+  CHECK(LoadConfiguration("/nonexistent.yaml").status().message() ==
+        "failed to read config file: open /nonexistent.yaml: no such file or directory");
+}
+
+}  // namespace
+}  // namespace trainer::service
