@@ -1,9 +1,7 @@
 // WebhookService (see service.h).
 #include "webhook/service.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "common/files/files.h"
 #include "common/kube/curl/config.h"
 #include "common/log/log.h"
 #include "runtime/api/codec.h"
@@ -16,13 +14,11 @@ namespace trainer::webhook {
 StatusOr<std::unique_ptr<ClusterReader>> OfflineReader(const std::vector<std::string>& files) {
   api::Manifests manifests;
   for (const std::string& f : files) {
-    std::ifstream in(f);
-    if (!in) {
-      return NotFoundError("--offline-runtimes: cannot read " + f);
+    StatusOr<std::string> text = files::ReadFile(f);
+    if (!text.ok()) {
+      return text.status().WithContext("--offline-runtimes");
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    RETURN_IF_ERROR(api::DecodeManifestsInto(text.str(), &manifests).WithContext(f));
+    RETURN_IF_ERROR(api::DecodeManifestsInto(*text, &manifests).WithContext(f));
   }
   std::vector<json::Value> objects;
   for (api::TrainingRuntime& rt : manifests.runtimes) {

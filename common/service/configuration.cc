@@ -2,9 +2,9 @@
 #include "common/service/configuration.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
+#include "common/files/files.h"
 #include "common/flags/flags.h"
 #include "common/json/json.h"
 #include "common/yaml/yaml.h"
@@ -330,14 +330,11 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
 }
 
 StatusOr<Configuration> LoadConfiguration(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return InvalidArgumentError("failed to read config file: open " + path +
-                                ": no such file or directory");
+  StatusOr<std::string> text = files::ReadFile(path);
+  if (!text.ok()) {
+    return InvalidArgumentError("failed to read config file: " + text.status().message());
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return ParseConfiguration(buf.str());
+  return ParseConfiguration(*text);
 }
 
 std::vector<std::string> IgnoredFields(const Configuration& cfg,

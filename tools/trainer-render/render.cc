@@ -3,10 +3,9 @@
 
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
+#include "common/files/files.h"
 #include "common/flags/flags.h"
 #include "common/json/json.h"
 #include "common/yaml/yaml.h"
@@ -103,13 +102,11 @@ struct Document {
 };
 
 std::optional<InputError> ReadDocuments(const std::string& file, std::vector<Document>& out) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return InputError{file + ": cannot read the file"};
+  StatusOr<std::string> text = files::ReadFile(file);
+  if (!text.ok()) {
+    return InputError{text.status().message()};
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  StatusOr<std::vector<json::Value>> docs = yaml::ParseYamlDocuments(buf.str());
+  StatusOr<std::vector<json::Value>> docs = yaml::ParseYamlDocuments(*text);
   if (!docs.ok()) {
     return InputError{file + ": " + docs.status().message()};
   }
@@ -220,13 +217,11 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
 
 // The MPI key generator of --mpi-ssh-key: the pair of the P-521 PEM in `file`.
 StatusOr<plugins::mpi::SSHKeyGenerator> FixedKeyFromFile(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return InvalidArgumentError(file + ": cannot read the file");
+  StatusOr<std::string> pem = files::ReadFile(file);
+  if (!pem.ok()) {
+    return pem.status();
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  StatusOr<plugins::mpi::SSHKeyGenerator> gen = plugins::mpi::FixedSSHKeyGenerator(buf.str());
+  StatusOr<plugins::mpi::SSHKeyGenerator> gen = plugins::mpi::FixedSSHKeyGenerator(*pem);
   if (!gen.ok()) {
     return gen.status().WithContext(file);
   }
