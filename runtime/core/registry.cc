@@ -10,16 +10,10 @@ namespace trainer::core {
 
 StatusOr<std::unique_ptr<Runtimes>> Runtimes::New(
     const framework::Reader& reader, std::function<std::string()> now,
-    const std::vector<plugins::PluginFactory>& factories) {
-  framework::PluginContext ctx{&reader, now};
-  std::vector<std::unique_ptr<framework::Plugin>> list;
-  for (const plugins::PluginFactory& f : factories) {
-    StatusOr<std::unique_ptr<framework::Plugin>> p = f.make(ctx);
-    if (!p.ok()) {
-      return p.status().WithContext("initializing plugin " + std::string(f.name));
-    }
-    list.push_back(std::move(p).value());
-  }
+    const std::vector<plugins::PluginFactory>& factories, const framework::Config& config) {
+  framework::PluginContext ctx{&reader, now, config};
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<framework::Plugin>> list,
+                   plugins::NewPlugins(ctx, factories));
   auto pipeline = std::make_shared<Pipeline>();
   pipeline->reader = &reader;
   pipeline->now = std::move(now);

@@ -24,10 +24,12 @@ namespace trainer::core {
 class Runtimes {
  public:
   // `reader` must outlive the registry. `now` returns RFC 3339 time (for status conditions
-  // without a lastTransitionTime); `plugins` defaults to plugins::Registry().
+  // without a lastTransitionTime); `plugins` defaults to plugins::Registry(), of which those
+  // `config` enables run (feature gates).
   static StatusOr<std::unique_ptr<Runtimes>> New(
       const framework::Reader& reader, std::function<std::string()> now,
-      const std::vector<plugins::PluginFactory>& plugins = plugins::Registry());
+      const std::vector<plugins::PluginFactory>& plugins = plugins::Registry(),
+      const framework::Config& config = {});
 
   // nullptr for an unknown key.
   Runtime* Find(std::string_view key) const;

@@ -18,6 +18,7 @@
 #include "common/status/status.h"
 #include "runtime/api/types.h"
 #include "runtime/field/field.h"
+#include "runtime/framework/config.h"
 #include "runtime/framework/info.h"
 #include "runtime/framework/reader.h"
 
@@ -28,6 +29,7 @@ struct PluginContext {
   const Reader* reader = nullptr;
   // The current time as RFC 3339 (seconds), for conditions that need a timestamp.
   std::function<std::string()> now;
+  Config config;
 };
 
 class Plugin {

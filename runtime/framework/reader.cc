@@ -10,6 +10,7 @@
 namespace trainer::framework {
 
 GroupVersionKind ConfigMapGVK() { return {"", "v1", "ConfigMap"}; }
+GroupVersionKind SecretGVK() { return {"", "v1", "Secret"}; }
 GroupVersionKind JobSetGVK() { return {kJobSetGroup, kJobSetVersion, kJobSetKind}; }
 GroupVersionKind TrainingRuntimeGVK() {
   return {"trainer.kubeflow.org", "v1alpha1", "TrainingRuntime"};

@@ -26,6 +26,7 @@ struct GroupVersionKind {
 
 // Kinds the pipeline reads.
 GroupVersionKind ConfigMapGVK();
+GroupVersionKind SecretGVK();
 GroupVersionKind JobSetGVK();
 GroupVersionKind TrainingRuntimeGVK();
 GroupVersionKind ClusterTrainingRuntimeGVK();

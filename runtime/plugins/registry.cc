@@ -2,6 +2,7 @@
 //   CoScheduling, Volcano            pod-group policy
 //   MPI, PlainML, Torch, JAX,        ML policies: PlainML before XGBoost so the trainer env
 //   XGBoost, Flux                    precedes DMLC_* as it precedes PET_* for Torch
+//   TrainJobStatus                   feature gate TrainJobStatus: its env follows the ML env
 //   JobSet                           last: it builds the JobSet from everything above
 // Adding a plugin is one line here plus its folder.
 #include "runtime/plugins/registry.h"
@@ -13,6 +14,7 @@
 #include "runtime/plugins/mpi/mpi.h"
 #include "runtime/plugins/plainml/plainml.h"
 #include "runtime/plugins/torch/torch.h"
+#include "runtime/plugins/trainjobstatus/trainjobstatus.h"
 #include "runtime/plugins/volcano/volcano.h"
 #include "runtime/plugins/xgboost/xgboost.h"
 
@@ -28,15 +30,19 @@ const std::vector<PluginFactory>& Registry() {
       {JAX::kName, &JAX::New},
       {XGBoost::kName, &XGBoost::New},
       {Flux::kName, &Flux::New},
+      {TrainJobStatus::kName, &TrainJobStatus::New, &TrainJobStatus::Enabled},
       {JobSet::kName, &JobSet::New},
   };
   return kRegistry;
 }
 
 StatusOr<std::vector<std::unique_ptr<framework::Plugin>>> NewPlugins(
-    const framework::PluginContext& ctx) {
+    const framework::PluginContext& ctx, const std::vector<PluginFactory>& factories) {
   std::vector<std::unique_ptr<framework::Plugin>> plugins;
-  for (const PluginFactory& f : Registry()) {
+  for (const PluginFactory& f : factories) {
+    if (f.enabled && !f.enabled(ctx.config)) {
+      continue;
+    }
     StatusOr<std::unique_ptr<framework::Plugin>> p = f.make(ctx);
     if (!p.ok()) {
       return p.status().WithContext("initializing plugin " + std::string(f.name));

@@ -18,13 +18,15 @@ namespace trainer::plugins {
 struct PluginFactory {
   std::string_view name;
   std::function<StatusOr<std::unique_ptr<framework::Plugin>>(const framework::PluginContext&)> make;
+  // Whether the plugin runs with this configuration (its feature gate); null: always.
+  std::function<bool(const framework::Config&)> enabled = nullptr;
 };
 
 // The registry, in phase order (see registry.cc for why this order).
 const std::vector<PluginFactory>& Registry();
 
-// One instance of every registered plugin, in registry order.
+// One instance of every plugin of `factories` enabled by ctx.config, in their order.
 StatusOr<std::vector<std::unique_ptr<framework::Plugin>>> NewPlugins(
-    const framework::PluginContext& ctx);
+    const framework::PluginContext& ctx, const std::vector<PluginFactory>& factories = Registry());
 
 }  // namespace trainer::plugins

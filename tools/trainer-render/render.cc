@@ -29,6 +29,7 @@ struct Options {
   std::optional<std::string> status_from;
   std::string now;
   std::optional<std::string> mpi_ssh_key;  // PEM file: a fixed MPI key, for tests
+  framework::Config config;                // --feature-gates
 };
 
 // One input problem: printed as one line, exit code 2.
@@ -52,7 +53,9 @@ flags::FlagSet Flags(Options& o) {
       "its runtimes), what trainer-webhook would answer (--validate), or the TrainJob status a "
       "JobSet implies (--status-from).",
       {
-          {"filename", "TrainJob, runtime or PriorityClass manifests (YAML or JSON); repeatable.",
+          {"filename",
+           "TrainJob, runtime, PriorityClass or Secret manifests (YAML or JSON); "
+           "repeatable.",
            flags::Append(&o.files, "FILE"), "f"},
           {"namespace", "Namespace of a TrainJob (and TrainingRuntimes) without one.",
            flags::String(&o.default_namespace, "NAMESPACE"), "n"},
@@ -69,6 +72,12 @@ flags::FlagSet Flags(Options& o) {
            flags::Bool(&o.validate)},
           {"status-from", "Print the TrainJob status implied by the JobSet in this file.",
            flags::OptionalString(&o.status_from, "JOBSET_FILE")},
+          {"feature-gates",
+           "Feature gates as the services take them (TrainJobStatus=true adds the status "
+           "server's env, volume and ConfigMap; give the certificate Secret with -f).",
+           flags::Value{
+               .placeholder = "K=V,...",
+               .set = [&o](std::string_view text) { return o.config.feature_gates.Set(text); }}},
       });
 }
 
@@ -150,7 +159,8 @@ struct Inputs {
   json::Value job_spec;               // spec as given (before podTemplateOverrides were translated)
   std::vector<json::Value> runtimes;  // defaulted documents for the reader
   std::vector<std::string> runtime_names;    // "Kind/name" for messages
-  std::vector<json::Value> cluster_objects;  // other objects plugins read (PriorityClasses)
+  std::vector<json::Value> cluster_objects;  // other objects plugins read (PriorityClasses,
+                                             // the status server's certificate Secret)
 };
 
 std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inputs& in) {
@@ -188,7 +198,8 @@ std::optional<InputError> LoadInputs(const Options& opts, std::ostream& err, Inp
   for (Document& d : docs) {
     std::string kind = KindOf(d.doc);
     if (kind == api::kTrainJobKind) continue;
-    if (kind == "PriorityClass") {  // read by the Volcano admission check
+    // Read by the Volcano admission check and the TrainJobStatus plugin.
+    if (kind == "PriorityClass" || kind == "Secret") {
       in.cluster_objects.push_back(std::move(d.doc));
       continue;
     }
@@ -371,7 +382,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   const std::string now = opts.now;
   StatusOr<std::unique_ptr<core::Runtimes>> runtimes = core::Runtimes::New(
-      reader, [now] { return now; }, plugin_list);
+      reader, [now] { return now; }, plugin_list, opts.config);
   if (!runtimes.ok()) {
     err << "trainer-render: " << runtimes.status().message() << "\n";
     return kExitFailed;

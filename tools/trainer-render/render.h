@@ -2,7 +2,8 @@
 // what its admission webhook would answer, from manifests on disk.
 //
 //   trainer-render [-n NAMESPACE] -f FILE [-f FILE ...] [-o yaml|json] [--now RFC3339]
-//                  [--mpi-ssh-key PEM_FILE] [--validate | --status-from JOBSET_FILE]
+//                  [--mpi-ssh-key PEM_FILE] [--feature-gates K=V,...]
+//                  [--validate | --status-from JOBSET_FILE]
 //
 // The files hold (multi-document YAML or JSON, `kind: List` expanded) TrainingRuntimes,
 // ClusterTrainingRuntimes and exactly one TrainJob. The TrainJob gets what the apiserver and the
@@ -15,10 +16,12 @@
 //                 Exit code 1 when denied.
 //   --status-from the TrainJob status implied by the JobSet (with status) in the file.
 // The files may also hold PriorityClasses (scheduling.k8s.io/v1), which Volcano's admission
-// check reads. --mpi-ssh-key replaces the MPI plugin's fresh P-521 key by the key in the PEM
-// file (SEC1 or PKCS#8), so MPI goldens are deterministic; for tests only.
-// -n sets the namespace of a TrainJob (and TrainingRuntimes) without one; default "default".
-// Bad input is one line naming file, document and field, exit code 2.
+// check reads, and Secrets: with --feature-gates=TrainJobStatus=true the TrainJobStatus plugin
+// reads the serving certificate Secret kubeflow-system/kubeflow-trainer-webhook-cert. --mpi-ssh-key
+// replaces the MPI plugin's fresh P-521 key by the key in the PEM file (SEC1 or PKCS#8), so MPI
+// goldens are deterministic; for tests only. -n sets the namespace of a TrainJob (and
+// TrainingRuntimes) without one; default "default". Bad input is one line naming file, document and
+// field, exit code 2.
 #pragma once
 
 #include <ostream>

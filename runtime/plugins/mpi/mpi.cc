@@ -14,10 +14,6 @@ namespace trainer::plugins {
 using framework::kLauncher;
 using framework::kNode;
 
-namespace mpi {
-framework::GroupVersionKind SecretGVK() { return {"", "v1", "Secret"}; }
-}  // namespace mpi
-
 StatusOr<std::unique_ptr<framework::Plugin>> MPI::New(const framework::PluginContext& ctx) {
   return NewWithKeyGenerator(ctx, &mpi::GenerateSSHKeyPair);
 }
@@ -176,7 +172,7 @@ StatusOr<std::vector<json::Value>> MPI::Build(framework::Info* info, const api::
   }
   const std::string secret_name = job.metadata.name + mpi::kSSHAuthSecretSuffix;
   StatusOr<json::Value> existing =
-      reader_->Get(mpi::SecretGVK(), job.metadata.namespace_, secret_name);
+      reader_->Get(framework::SecretGVK(), job.metadata.namespace_, secret_name);
   if (!existing.ok() && !IsNotFound(existing.status())) {
     return existing.status();
   }
@@ -262,7 +258,7 @@ field::ValidationResult MPI::Validate(const framework::Info* info, const api::Tr
 
 std::vector<framework::Watch> MPI::Watches() const {
   return {framework::Watch{framework::ConfigMapGVK(), /*owned_by_trainjob=*/true},
-          framework::Watch{mpi::SecretGVK(), /*owned_by_trainjob=*/true}};
+          framework::Watch{framework::SecretGVK(), /*owned_by_trainjob=*/true}};
 }
 
 }  // namespace trainer::plugins

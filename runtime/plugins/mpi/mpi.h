@@ -75,7 +75,5 @@ inline constexpr char kOpenMPIEnvDefaultSlots[] = "OMPI_MCA_orte_set_default_slo
 inline constexpr char kOpenMPIEnvKeyRSHArgs[] = "OMPI_MCA_plm_rsh_args";
 inline constexpr char kOpenMPIEnvDefaultValueRSHArgs[] = "-o ConnectionAttempts=10";
 
-framework::GroupVersionKind SecretGVK();
-
 }  // namespace mpi
 }  // namespace trainer::plugins

@@ -180,7 +180,7 @@ TEST_CASE("TestMPI", "[mpi]") {
     CHECK(Hostfile(*objs) == "trainJob-launcher-0-0.trainJob slots=1\n");
   }
   SECTION("failed to get sshAuth secret due to API error") {
-    reader.SetError(mpi::SecretGVK(), "default", "trainJob-mpi-ssh-auth",
+    reader.SetError(framework::SecretGVK(), "default", "trainJob-mpi-ssh-auth",
                     UnavailableError("failed to get SSH Auth Secret from API during Build"));
     framework::Info info = MPIInfo(kOpenMPILauncherAsNode, false);
     api::TrainJob job = Job("{}");
