@@ -233,6 +233,14 @@ StatusOr<json::Value> FakeClient::MergeLocked(const GroupVersionResource& gvr, s
     obj["metadata"].Set("name", name);
     return StoreLocked(gvr, ns, std::move(obj), true);
   }
+  // As the apiserver: a resourceVersion in the patch is a precondition.
+  const json::Value* patch_meta = patch.Find("metadata");
+  const json::Value* want_rv =
+      patch_meta != nullptr ? patch_meta->Find("resourceVersion") : nullptr;
+  if (want_rv != nullptr && want_rv->IsString() && !want_rv->AsString().empty() &&
+      want_rv->AsString() != ResourceVersion(it->second)) {
+    return Conflict(gvr, name);
+  }
   json::Value merged = it->second.Clone();
   ApplyMergePatch(merged, patch);
   return StoreLocked(gvr, ns, std::move(merged), false);

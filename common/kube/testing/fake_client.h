@@ -2,10 +2,11 @@
 // (controllers, leader election, informers). It keeps objects per resource, assigns
 // resourceVersions from one counter, uid and creationTimestamp on create, answers with the
 // apiserver's error codes and message texts (NotFound, AlreadyExists, Conflict on a stale
-// resourceVersion or failed delete precondition), and serves watches from an event log, with
-// Compact() to make old versions answer 410 Gone. Not modelled: field ownership (Apply merges
-// like a merge patch and never conflicts), strategic merge (treated as a merge patch), JSON
-// patch, admission, defaulting, garbage collection. Thread-safe.
+// resourceVersion in an update or a merge patch, or on a failed delete precondition), and
+// serves watches from an event log, with Compact() to make old versions answer 410 Gone. Not
+// modelled: field ownership (Apply merges like a merge patch and never conflicts), strategic
+// merge (treated as a merge patch), JSON patch, admission, defaulting, garbage collection.
+// Thread-safe.
 //
 //   kube::testing::FakeClient c;
 //   c.Seed(kube::kConfigMaps, cm);
