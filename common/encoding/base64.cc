@@ -44,4 +44,20 @@ StatusOr<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
+StatusOr<std::string> Base64RawURLDecode(std::string_view text) {
+  std::string std_text;
+  std_text.reserve(text.size() + 2);
+  for (char c : text) {
+    if (c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      return InvalidArgumentError("illegal base64 data: invalid character");
+    }
+    std_text.push_back(c == '-' ? '+' : c == '_' ? '/' : c);
+  }
+  if (std_text.size() % 4 == 1) {
+    return InvalidArgumentError("illegal base64 data: bad length");
+  }
+  std_text.append((4 - std_text.size() % 4) % 4, '=');
+  return Base64Decode(std_text);
+}
+
 }  // namespace trainer::encoding

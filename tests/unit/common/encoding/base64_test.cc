@@ -37,5 +37,17 @@ TEST_CASE("Base64Decode: rejects what Go's StdEncoding rejects", "[encoding]") {
   }
 }
 
+TEST_CASE("Base64RawURLDecode: the JWT segment alphabet, unpadded", "[encoding]") {
+  CHECK(*Base64RawURLDecode("") == "");
+  CHECK(*Base64RawURLDecode("Zg") == "f");
+  CHECK(*Base64RawURLDecode("Zm8") == "fo");
+  CHECK(*Base64RawURLDecode("-_8") == "\xfb\xff");
+  CHECK(*Base64RawURLDecode("eyJhbGciOiJFUzI1NiJ9") == R"({"alg":"ES256"})");
+  for (const char* bad : {"Zg==", "+/8", "Z", "Zm 9v", "Zm9v!"}) {
+    INFO(bad);
+    CHECK_FALSE(Base64RawURLDecode(bad).ok());
+  }
+}
+
 }  // namespace
 }  // namespace trainer::encoding
