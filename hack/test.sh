@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test tier of trainer-cpp: unit, golden and integration (the integration tier
-# brings up the real control plane of hack/testbed once per run). This is what CI runs.
+# Runs every test tier of trainer-cpp: unit, golden, integration (the integration tier brings up
+# the real control plane of hack/testbed once per run) and e2e (the images of hack/images on a
+# real node; needs root). This is what CI runs.
 #
 #   hack/test.sh                 # everything (a cold machine: deps, test bed build, C++ build)
-#   hack/test.sh -L unit         # only a label (unit | golden | integration); extra args go to ctest
+#   hack/test.sh -L unit         # only a label (unit | golden | integration | e2e); extra args go to ctest
 #   hack/test.sh --sanitize      # ASan + UBSan + LSan build in build-asan/, every tier (see below)
 #   hack/test.sh --tsan          # ThreadSanitizer build in build-tsan/ (unit tier)
 #   BUILD_DIR=build-mine hack/test.sh --sanitize   # any of the above in another build directory
@@ -27,7 +28,8 @@ ctest_args=()
 sanitize=0
 while (($#)); do
   case "$1" in
-    --sanitize) build_dir=build-asan; cmake_flags+=(-DTRAINER_SANITIZE=ON); sanitize=1 ;;
+    # The e2e tier tests the Release images, not this build: nothing to sanitize there.
+    --sanitize) build_dir=build-asan; cmake_flags+=(-DTRAINER_SANITIZE=ON); sanitize=1; ctest_args+=(-LE e2e) ;;
     --tsan) build_dir=build-tsan; cmake_flags+=(-DTRAINER_TSAN=ON); ctest_args+=(-L unit) ;;
     *) ctest_args+=("$1") ;;
   esac
@@ -62,6 +64,20 @@ if [[ " ${ctest_args[*]:-} " != *" -L unit "* && " ${ctest_args[*]:-} " != *" -L
   fi
   step "building the test bed (cached after the first run)"
   hack/testbed/build.sh
+fi
+
+# The e2e tier's images (hack/images/build.sh: a Release build of the services, Debian images
+# with python3-torch and OpenMPI; cached under ~/.cache/trainer-images, minutes cold). Built here
+# so their progress shows in the log; the e2e tests then find them cached.
+if [[ " ${ctest_args[*]:-} " != *" -L "* || " ${ctest_args[*]:-} " == *" -L e2e "* ]] && ((sanitize == 0)); then
+  if (($(id -u) == 0)); then
+    step "building the e2e tier's images (cached after the first run)"
+    images_start=$SECONDS
+    hack/images/build.sh
+    step "images ready in $((SECONDS - images_start))s"
+  else
+    step "not building the e2e tier's images: it needs root (its tests will say they skipped)"
+  fi
 fi
 
 if ((sanitize)); then
