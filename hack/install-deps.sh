@@ -10,8 +10,8 @@ BUILD_PKGS=(cmake ninja-build g++ pkg-config libcpp-httplib-dev libssl-dev rapid
 # the webhook benchmark, clang provides libFuzzer and the sanitizer runtimes.
 TEST_PKGS=(prometheus wrk clang libclang-rt-14-dev curl python3-venv jq) # jq: tests of deploy/images/trainer-webhook/cert-init.sh
 # The e2e tier: images built without Docker (mmdebstrap; the webhook image takes curl, jq and
-# openssl from this machine).
-TEST_PKGS+=(mmdebstrap)
+# openssl from this machine) and a real node (hack/testbed/node.sh).
+TEST_PKGS+=(mmdebstrap containerd runc containernetworking-plugins iptables nftables)
 
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" != "--build-only" ]]; then

@@ -3,7 +3,7 @@
 # a test that needs a part the ctest fixture does not start can call it too (a part that already
 # runs is left alone). Every part is recorded in $TESTBED_DIR/pids/, so down.sh stops it.
 #
-# Usage: hack/testbed/add.sh [--jobset-controller] [--scheduler] [--kwok] [--all]
+# Usage: hack/testbed/add.sh [--jobset-controller] [--scheduler] [--kwok] [--all] [--node]
 #   --jobset-controller  the JobSet controller from a Configuration file (internal cert management
 #                        off), its webhook on 127.0.0.1 serving pki/webhook.crt, its two mutating
 #                        and two validating webhooks registered by URL with pki/ca.crt; installs
@@ -12,16 +12,20 @@
 #   --kwok               KWOK and one fake node, kwok-node-0 (no taints): its pods start at once
 #                        and, when a Job owns them, complete
 #   --all                all three
+#   --node               a real node, testbed-node-0 (hack/testbed/node.sh; needs root), and
+#                        kube-scheduler; restarts kube-apiserver and kube-controller-manager with
+#                        what a node needs if the test bed was started without --node
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-want_jobset=0 want_scheduler=0 want_kwok=0
+want_jobset=0 want_scheduler=0 want_kwok=0 want_node=0
 for arg in "$@"; do
   case "$arg" in
     --jobset-controller) want_jobset=1 ;;
     --scheduler) want_scheduler=1 ;;
     --kwok) want_kwok=1 ;;
     --all) want_jobset=1 want_scheduler=1 want_kwok=1 ;;
+    --node) want_node=1 want_scheduler=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) testbed_die "unknown argument '$arg' (see $0 --help)" ;;
   esac
@@ -29,7 +33,7 @@ done
 
 testbed_pid_alive kube-apiserver ||
   testbed_die "no running test bed in $TESTBED_DIR (start one with hack/testbed/up.sh)"
-for part in jobset:jobset-controller scheduler:kube-scheduler kwok:kwok; do
+for part in jobset:jobset-controller scheduler:kube-scheduler kwok:kwok node:kubelet; do
   if testbed_pid_alive "${part#*:}"; then
     testbed_log "${part#*:} already runs in $TESTBED_DIR"
     eval "want_${part%%:*}=0"
@@ -38,7 +42,7 @@ done
 components=()
 ((want_kwok)) && components+=(kwok)
 ((want_jobset)) && components+=(jobset)
-((${#components[@]} == 0 && want_scheduler == 0)) && exit 0
+((${#components[@]} == 0 && want_scheduler == 0 && want_node == 0)) && exit 0
 if ((${#components[@]} > 0)); then
   "$TESTBED_ROOT/hack/testbed/build.sh" "${components[@]}"
 fi
@@ -158,11 +162,16 @@ if ((want_kwok)); then
   testbed_kubectl taint node kwok-node-0 node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 fi
 
+if ((want_node)); then
+  "$TESTBED_ROOT/hack/testbed/node.sh" start
+fi
+
 if [[ -n "${JOBSET_WEBHOOK_PORT:-}" ]]; then
   echo "export TESTBED_JOBSET_WEBHOOK_URL='https://127.0.0.1:$JOBSET_WEBHOOK_PORT'" >>"$TESTBED_DIR/env"
 fi
 added_ok=1
 ((want_scheduler)) && testbed_log "added kube-scheduler"
 ((want_kwok)) && testbed_log "added kwok with node kwok-node-0"
+((want_node)) && testbed_log "added the real node testbed-node-0"
 ((want_jobset)) && testbed_log "added the JobSet controller (webhook https://127.0.0.1:$JOBSET_WEBHOOK_PORT)"
 exit 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the test bed's binaries and fetches its CRDs, all at pinned versions, through the Go
 # module proxy: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, the JobSet
-# controller and KWOK, plus the JobSet and PodGroup (scheduler-plugins, Volcano) CRDs.
+# controller and KWOK, plus the JobSet and PodGroup (scheduler-plugins, Volcano) CRDs; for the real
+# node (hack/testbed/node.sh) also kubelet, kube-proxy and a CoreDNS with only the plugins it uses.
 #
 # Each Go component is built in a throwaway "tool module" (go mod init + go get -tool) because
 # etcd, Kubernetes and JobSet cannot be `go install`ed: their go.mod files carry replace
@@ -11,7 +12,7 @@
 #
 # Usage:
 #   hack/testbed/build.sh [COMPONENT...]   build what is missing (default: all)
-#                                          components: etcd kube kwok jobset crds
+#                                          components: etcd kube kwok jobset crds node coredns
 #   hack/testbed/build.sh --check          exit 0 if everything is built, 1 otherwise
 #   hack/testbed/build.sh --print-bin-dir  print the directory holding the binaries
 #   hack/testbed/build.sh --print-crd-dir  print the directory holding the CRDs
@@ -27,10 +28,12 @@ JOBSET_VERSION=v0.12.0
 KWOK_VERSION=v0.8.0
 SCHED_PLUGINS_VERSION=v0.35.4-devel
 CONTROLLER_TOOLS_VERSION=v0.19.0
+COREDNS_VERSION=v1.15.0
 # The volcano.sh/apis pseudo-version upstream Kubeflow Trainer v2.3.0 pins.
 VOLCANO_APIS_VERSION=v1.13.1-0.20251028070205-46d20c0699e7
 # Bump a component's recipe when the way it is built below changes, so cached copies rebuild.
-RECIPE_ETCD=1 RECIPE_KUBE=1 RECIPE_KWOK=1 RECIPE_JOBSET=2 RECIPE_CRDS=1
+RECIPE_ETCD=1 RECIPE_KUBE=1 RECIPE_KWOK=1 RECIPE_JOBSET=2 RECIPE_CRDS=1 RECIPE_NODE=1
+RECIPE_COREDNS=1
 
 K8S_STAGING_VERSION="v0.${K8S_VERSION#v1.}" # v1.36.3 -> v0.36.3
 K8S_MAJOR=${K8S_VERSION#v}; K8S_MAJOR=${K8S_MAJOR%%.*}
@@ -44,7 +47,7 @@ CRD_DIR="$VDIR/crds"
 STAMP_DIR="$VDIR/stamps"
 SRC_DIR="$VDIR/src"
 LOG_DIR="$VDIR/logs"
-ALL_COMPONENTS=(etcd kube kwok jobset crds)
+ALL_COMPONENTS=(etcd kube kwok jobset crds node coredns)
 
 # The version string each component's stamp must hold to count as built.
 stamp_value() {
@@ -53,6 +56,8 @@ stamp_value() {
     kube) echo "kubernetes $K8S_VERSION recipe $RECIPE_KUBE" ;;
     kwok) echo "kwok $KWOK_VERSION recipe $RECIPE_KWOK" ;;
     jobset) echo "jobset $JOBSET_VERSION recipe $RECIPE_JOBSET" ;;
+    node) echo "kubelet kube-proxy $K8S_VERSION recipe $RECIPE_NODE" ;;
+    coredns) echo "coredns $COREDNS_VERSION recipe $RECIPE_COREDNS" ;;
     crds) echo "scheduler-plugins $SCHED_PLUGINS_VERSION volcano-apis $VOLCANO_APIS_VERSION" \
       "controller-tools $CONTROLLER_TOOLS_VERSION recipe $RECIPE_CRDS" ;;
     *) echo "build.sh: unknown component '$1' (want: ${ALL_COMPONENTS[*]})" >&2; return 2 ;;
@@ -162,17 +167,17 @@ build_etcd() {
   log "etcd done"
 }
 
-build_kube() {
-  local logf="$LOG_DIR/kube.log" d gomod staging cmds=() pkgs=() c
-  : >"$logf"
-  log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $K8S_VERSION" \
-    "(cold: about 5 min on 2 cores)..."
-  d=$(new_tool_module kube)
+# kube_tool_module NAME LOG CMD...: a tool module for k8s.io/kubernetes/cmd/CMD@$K8S_VERSION.
+# k8s.io/kubernetes requires its staging modules (k8s.io/api, k8s.io/client-go, ...) at v0.0.0
+# and replaces them with ./staging paths, which only work inside its own repository. Read the
+# list from its go.mod and point each at the published v0.X.Y release instead. Prints the
+# module's directory.
+kube_tool_module() {
+  local name=$1 logf=$2 d gomod staging cmds=() c
+  shift 2
+  d=$(new_tool_module "$name")
   cd "$d"
-  # k8s.io/kubernetes requires its staging modules (k8s.io/api, k8s.io/client-go, ...) at v0.0.0
-  # and replaces them with ./staging paths, which only work inside its own repository. Read the
-  # list from its go.mod and point each at the published v0.X.Y release instead.
-  go_fetch "$logf" "k8s.io/kubernetes@$K8S_VERSION" go mod download "k8s.io/kubernetes@$K8S_VERSION"
+  go_fetch "$logf" "k8s.io/kubernetes@$K8S_VERSION" go mod download "k8s.io/kubernetes@$K8S_VERSION" >&2
   gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
     sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
   [[ -f "$gomod" ]] || die "no go.mod for k8s.io/kubernetes@$K8S_VERSION in the module cache"
@@ -185,24 +190,84 @@ build_kube() {
       if (f[1] ~ /^k8s\.io\// && f[2] == "v0.0.0") print f[1] }
   ' "$gomod" | sort -u)
   [[ -n "$staging" ]] || die "found no k8s.io/* modules required at v0.0.0 in $gomod"
-  log "  replacing $(wc -l <<<"$staging") staging modules with their $K8S_STAGING_VERSION releases"
+  log "  replacing $(wc -l <<<"$staging") staging modules with their $K8S_STAGING_VERSION releases" >&2
   for m in $staging; do
     go mod edit -replace="$m=$m@$K8S_STAGING_VERSION"
   done
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    cmds+=("k8s.io/kubernetes/cmd/$c@$K8S_VERSION")
-    pkgs+=("k8s.io/kubernetes/cmd/$c")
-  done
-  go_fetch "$logf" "k8s.io/kubernetes@$K8S_VERSION (and its dependencies)" go get -tool "${cmds[@]}"
+  for c in "$@"; do cmds+=("k8s.io/kubernetes/cmd/$c@$K8S_VERSION"); done
+  go_fetch "$logf" "k8s.io/kubernetes@$K8S_VERSION (and its dependencies)" go get -tool "${cmds[@]}" >&2
+  echo "$d"
+}
+
+# The -ldflags that stamp $K8S_VERSION into a Kubernetes binary's /version and --version.
+kube_ldflags() {
   local ldflags="-s -w" p
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$K8S_MAJOR -X $p.gitMinor=$K8S_MINOR"
     ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
+  echo "$ldflags"
+}
+
+build_kube() {
+  local logf="$LOG_DIR/kube.log" d pkgs=() c
+  : >"$logf"
+  log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $K8S_VERSION" \
+    "(cold: about 5 min on 2 cores)..."
+  local names=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+  d=$(kube_tool_module kube "$logf" "${names[@]}")
+  cd "$d"
+  for c in "${names[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
   run_logged "building the Kubernetes binaries" "$logf" \
-    go build -trimpath -tags=notest -ldflags="$ldflags" -o "$BIN_DIR/" "${pkgs[@]}"
+    go build -trimpath -tags=notest -ldflags="$(kube_ldflags)" -o "$BIN_DIR/" "${pkgs[@]}"
   stamp kube
   log "kube binaries done"
+}
+
+# The real node's kubelet and kube-proxy, static (CGO_ENABLED=0), built like the binaries above.
+build_node() {
+  local logf="$LOG_DIR/node.log" d
+  : >"$logf"
+  log "building kubelet and kube-proxy $K8S_VERSION (cold: about 1 min after the kube component)..."
+  d=$(kube_tool_module kube-node "$logf" kubelet kube-proxy)
+  cd "$d"
+  run_logged "building kubelet and kube-proxy" "$logf" \
+    go build -trimpath -tags=notest -ldflags="$(kube_ldflags)" -o "$BIN_DIR/" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
+  stamp node
+  log "kubelet and kube-proxy done"
+}
+
+# CoreDNS for the real node's cluster DNS, with only the plugins hack/testbed/node.sh's Corefile
+# uses (no forward: the node's DNS answers cluster.local and the reverse zones, nothing else).
+# The directives must keep CoreDNS's own order (core/dnsserver/zdirectives.go).
+build_coredns() {
+  local logf="$LOG_DIR/coredns.log" d p
+  : >"$logf"
+  log "building CoreDNS $COREDNS_VERSION (cold: about 2.5 min)..."
+  d=$(new_tool_module coredns)
+  cd "$d"
+  local plugins=(bind ready health errors log cache kubernetes)
+  {
+    echo "// CoreDNS with the plugins the test bed's node uses (hack/testbed/build.sh writes this)."
+    echo "package main"
+    echo
+    echo "import ("
+    echo '	"github.com/coredns/coredns/core/dnsserver"'
+    echo '	"github.com/coredns/coredns/coremain"'
+    for p in "${plugins[@]}"; do echo "	_ \"github.com/coredns/coredns/plugin/$p\""; done
+    echo ")"
+    echo
+    printf 'func init() { dnsserver.Directives = []string{'
+    printf '"%s", ' "${plugins[@]}"
+    printf '} }\n\nfunc main() { coremain.Run() }\n'
+  } >main.go
+  go_fetch "$logf" "github.com/coredns/coredns@$COREDNS_VERSION" \
+    go get "github.com/coredns/coredns@$COREDNS_VERSION"
+  go_fetch "$logf" "the dependencies of github.com/coredns/coredns@$COREDNS_VERSION" go mod tidy
+  run_logged "building CoreDNS" "$logf" go build -trimpath -ldflags="-s -w" -o "$BIN_DIR/coredns" .
+  stamp coredns
+  log "coredns done"
 }
 
 build_kwok() {

@@ -155,9 +155,28 @@ testbed_stop() {
   rm -f "$TESTBED_DIR/pids/$name"
 }
 
-# Stops every recorded process, the optional ones first and etcd last.
+# testbed_start_kcm [--node]: kube-controller-manager with what tests rely on (ownerReference
+# garbage collection, namespace deletion, Jobs); with --node also what a real node needs
+# (Deployments, Service endpoints, node lifecycle, ServiceAccounts and their root CA ConfigMap).
+testbed_start_kcm() {
+  local controllers=garbage-collector-controller,namespace-controller,job-controller extra=()
+  if [[ "${1:-}" == --node ]]; then
+    controllers+=,deployment-controller,replicaset-controller,disruption-controller
+    controllers+=,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller
+    controllers+=,node-lifecycle-controller,pod-garbage-collector-controller
+    controllers+=,serviceaccount-controller,root-ca-certificate-publisher-controller
+    extra=(--root-ca-file="$TESTBED_DIR/pki/ca.crt")
+  fi
+  testbed_start kube-controller-manager "$(testbed_bin_dir)/kube-controller-manager" \
+    --kubeconfig="$TESTBED_DIR/kubeconfig" --leader-elect=false --secure-port=0 \
+    --controllers="$controllers" "${extra[@]}"
+}
+
+# Stops every recorded process, the optional ones first and etcd last; a real node first of all
+# (hack/testbed/node.sh stop also undoes its changes to the host).
 testbed_stop_all() {
   local name
+  "$TESTBED_ROOT/hack/testbed/node.sh" stop || true
   for name in kwok jobset-controller kube-scheduler kube-controller-manager kube-apiserver etcd; do
     testbed_stop "$name"
   done

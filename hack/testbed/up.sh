@@ -4,7 +4,7 @@
 # loopback ports, with state in $TESTBED_DIR (default <repo>/.local/testbed), and installs the
 # JobSet and both PodGroup CRDs. Builds the binaries first if needed (hack/testbed/build.sh).
 #
-# Usage: hack/testbed/up.sh [--no-crds] [--jobset-controller] [--scheduler] [--kwok] [--all]
+# Usage: hack/testbed/up.sh [--no-crds] [--jobset-controller] [--scheduler] [--kwok] [--all] [--node]
 #   --no-crds            skip the CRDs (hack/testbed/install-crds.sh; --install-crds, the
 #                        default, is accepted too)
 #   --jobset-controller  run the JobSet controller, its webhooks registered by URL on 127.0.0.1
@@ -13,13 +13,16 @@
 #   --kwok               run KWOK with one fake node, kwok-node-0, whose pods start and, when a
 #                        Job owns them, complete
 #   --all                --jobset-controller --scheduler --kwok
+#   --node               a real node (hack/testbed/node.sh: containerd, kubelet, kube-proxy,
+#                        CoreDNS; needs root) and kube-scheduler; the control plane then runs with
+#                        ServiceAccount admission and the controllers a node needs
 # The optional parts are started by hack/testbed/add.sh, which can also add them later.
 # Refuses to start on a directory whose processes still run; stale state is cleaned up. Stop
 # with hack/testbed/down.sh. See hack/testbed/README.md for the layout of $TESTBED_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-want_crds=1 want_jobset=0 want_scheduler=0 want_kwok=0
+want_crds=1 want_jobset=0 want_scheduler=0 want_kwok=0 want_node=0
 for arg in "$@"; do
   case "$arg" in
     --install-crds) want_crds=1 ;;
@@ -28,6 +31,7 @@ for arg in "$@"; do
     --scheduler) want_scheduler=1 ;;
     --kwok) want_kwok=1 ;;
     --all) want_jobset=1 want_scheduler=1 want_kwok=1 ;;
+    --node) want_node=1 want_scheduler=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) testbed_die "unknown argument '$arg' (see $0 --help)" ;;
   esac
@@ -36,6 +40,7 @@ done
 # --- Refuse a live test bed; clean a stale one -------------------------------------------------
 if [[ -e "$TESTBED_DIR" ]]; then
   live=$(testbed_live_processes | tr '\n' ' ')
+  [[ -n "$live" ]] || "$TESTBED_ROOT/hack/testbed/node.sh" stop
   if [[ -n "$live" ]]; then
     testbed_die "a test bed is already running in $TESTBED_DIR (processes: ${live% });" \
       "stop it with 'TESTBED_DIR=$TESTBED_DIR hack/testbed/down.sh' or choose another TESTBED_DIR"
@@ -124,6 +129,10 @@ testbed_wait_for "etcd on $ETCD_URL" 30 curl -fsS "$ETCD_URL/health"
 
 # --- kube-apiserver ------------------------------------------------------------------------------
 API_PORT=$(testbed_free_port)
+# Without a node, no pod needs a token: ServiceAccount admission stays off (tests create pods for
+# KWOK without ServiceAccounts). A node's pods run in-cluster clients, so it is on then.
+admission=(--disable-admission-plugins=ServiceAccount)
+((want_node)) && admission=(--kubelet-preferred-address-types=InternalIP)
 API_URL="https://127.0.0.1:$API_PORT"
 testbed_start kube-apiserver "$BIN/kube-apiserver" \
   --etcd-servers="$ETCD_URL" \
@@ -134,7 +143,7 @@ testbed_start kube-apiserver "$BIN/kube-apiserver" \
   --service-account-issuer=https://kubernetes.default.svc \
   --service-account-key-file="$PKI/sa.pub" \
   --service-account-signing-key-file="$PKI/sa.key" \
-  --disable-admission-plugins=ServiceAccount \
+  "${admission[@]}" \
   --service-cluster-ip-range=10.0.0.0/24 \
   --endpoint-reconciler-type=none \
   --allow-privileged=true \
@@ -155,10 +164,9 @@ kc config use-context testbed
 chmod 600 "$KC"
 
 # --- kube-controller-manager ---------------------------------------------------------------------
-# Only what tests rely on: ownerReference garbage collection, namespace deletion, Jobs.
-testbed_start kube-controller-manager "$BIN/kube-controller-manager" \
-  --kubeconfig="$KC" --leader-elect=false --secure-port=0 \
-  --controllers=garbage-collector-controller,namespace-controller,job-controller
+kcm_args=()
+((want_node)) && kcm_args=(--node)
+testbed_start_kcm "${kcm_args[@]}"
 testbed_wait_for "namespace default" 30 testbed_kubectl get namespace default
 
 # --- CRDs and optional parts --------------------------------------------------------------------
@@ -182,6 +190,7 @@ add_args=()
 ((want_jobset)) && add_args+=(--jobset-controller)
 ((want_scheduler)) && add_args+=(--scheduler)
 ((want_kwok)) && add_args+=(--kwok)
+((want_node)) && add_args+=(--node)
 if ((${#add_args[@]} > 0)); then
   "$TESTBED_ROOT/hack/testbed/add.sh" "${add_args[@]}"
 fi
