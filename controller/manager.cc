@@ -241,8 +241,11 @@ Status ManagerImpl::Init(service::Frame& frame) {
   deps.get_live = [this](std::string_view ns, std::string_view name) {
     return client_->Get(kube::kTrainJobs, ns, name);
   };
+  // A pass applies up to ~3 objects in a wave; the worker applies one of them itself.
   trainjob_reconciler_ = std::make_unique<TrainJobReconciler>(
-      std::move(deps), ReconcilerOptions{.lifecycle_conditions = options_.lifecycle_conditions});
+      std::move(deps),
+      ReconcilerOptions{.lifecycle_conditions = options_.lifecycle_conditions,
+                        .apply_threads = 2 * static_cast<size_t>(options_.trainjob_workers)});
 
   auto in_use = [this](bool cluster) {
     return [this, cluster](std::string_view ns, std::string_view name) {

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -23,7 +25,7 @@
 
 #include "common/metrics/metrics.h"
 #include "common/workqueue/metrics.h"
-#include "controller/trainjob_reconciler.h"
+#include "controller/reconcile.h"
 
 namespace trainer::controller {
 

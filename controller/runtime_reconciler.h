@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "common/kube/client.h"
-#include "controller/trainjob_reconciler.h"
+#include "controller/reconcile.h"
 #include "runtime/framework/reader.h"
 
 namespace trainer::controller {

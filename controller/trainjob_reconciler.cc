@@ -3,7 +3,6 @@
 #include "controller/trainjob_reconciler.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
@@ -20,6 +19,10 @@ const framework::GroupVersionKind kTrainJobGVK{"trainer.kubeflow.org", "v1alpha1
 
 framework::GroupVersionKind ToFramework(const kube::GroupVersionKind& gvk) {
   return {gvk.group, gvk.version, gvk.kind};
+}
+
+bool IsJobSet(const kube::GroupVersionKind& gvk) {
+  return gvk.group == framework::JobSetGVK().group && gvk.kind == framework::JobSetGVK().kind;
 }
 
 const api::Condition* FindCondition(const std::vector<api::Condition>& conditions,
@@ -202,7 +205,7 @@ json::Value StatusMergePatch(const api::TrainJobStatus& prev, const api::TrainJo
 }
 
 TrainJobReconciler::TrainJobReconciler(Deps deps, ReconcilerOptions options)
-    : deps_(std::move(deps)), options_(options) {
+    : deps_(std::move(deps)), options_(options), applies_(options.apply_threads) {
   if (!deps_.now) {
     deps_.now = [] { return std::chrono::system_clock::now(); };
   }
@@ -229,216 +232,175 @@ Status TrainJobReconciler::ConfirmLive(std::string_view ns, std::string_view nam
   return OkStatus();
 }
 
-ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_view name) {
-  const std::string key = kube::ObjectKey(ns, name);
-  // Taken first, so a TrainJob already gone from the cache leaves no mark behind.
+StatusOr<json::Value> TrainJobReconciler::GetTrainJob(std::string_view ns, std::string_view name,
+                                                      const std::string& key) {
+  // The mark is taken first, so a TrainJob already gone from the cache leaves none behind.
   const bool confirm = TakeConfirmMark(key);
   StatusOr<json::Value> live = deps_.reader->Get(kTrainJobGVK, ns, name);
-  if (live.ok() && confirm) {
-    Status confirmed = ConfirmLive(ns, name, *live);
-    if (!confirmed.ok() && !IsNotFound(confirmed)) {
-      ConfirmNextPass(key);  // still unconfirmed: the retry reads again
-      return {confirmed.WithContext("reading TrainJob " + key + " from the apiserver")};
-    }
-    if (!confirmed.ok()) live = confirmed;
-  }
   if (!live.ok()) {
-    if (IsNotFound(live.status())) {
-      if (deps_.observer) deps_.observer->State(key, "");
-      return {};
-    }
-    return {live.status().WithContext("getting TrainJob " + key)};
+    return IsNotFound(live.status()) ? live.status()
+                                     : live.status().WithContext("getting TrainJob " + key);
   }
-  if (ManagedByOther(*live)) {
+  if (!confirm) {
+    return live;
+  }
+  Status confirmed = ConfirmLive(ns, name, *live);
+  if (!confirmed.ok() && !IsNotFound(confirmed)) {
+    ConfirmNextPass(key);  // still unconfirmed: the retry reads again
+    return confirmed.WithContext("reading TrainJob " + key + " from the apiserver");
+  }
+  if (!confirmed.ok()) {
+    return confirmed;  // gone from the apiserver
+  }
+  return live;
+}
+
+ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_view name) {
+  const std::string key = kube::ObjectKey(ns, name);
+  StatusOr<json::Value> live = GetTrainJob(ns, name, key);
+  if (!live.ok() && !IsNotFound(live.status())) {
+    return {live.status()};
+  }
+  // Gone, or managed by another controller (upstream: IsTrainJobManagedByController): no
+  // objects and no status at all.
+  if (!live.ok() || ManagedByOther(*live)) {
     if (deps_.observer) deps_.observer->State(key, "");
     return {};
   }
-  StatusOr<api::TrainJob> decoded = api::DecodeTrainJob(*live);
-  if (!decoded.ok()) {
-    return {decoded.status().WithContext("decoding TrainJob " + key)};
+  StatusOr<api::TrainJob> job = api::DecodeTrainJob(*live);
+  if (!job.ok()) {
+    return {job.status().WithContext("decoding TrainJob " + key)};
   }
-  api::TrainJob& job = *decoded;
-  const api::TrainJobStatus prev = api::Clone(job.status);
   std::optional<OverlayReader::Scope> scope;
   if (deps_.overlay != nullptr) {
     scope.emplace(*deps_.overlay);
   }
-  auto now_fn = [this] { return Now(); };
+  return ReconcileTrainJob(key, *live, *job);
+}
 
-  Status err;
-  bool apply_failed = false;
+ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
+                                                      const json::Value& live, api::TrainJob& job) {
+  const api::TrainJobStatus prev = api::Clone(job.status);
   const std::string runtime_key = api::RuntimeRegistryKey(job.spec.runtime_ref);
   core::Runtime* runtime = deps_.runtimes ? deps_.runtimes(runtime_key) : nullptr;
+  ObjectsOutcome objects;
   if (runtime == nullptr) {
     // Upstream sets this condition and then dereferences the missing runtime, so the condition
-    // is never written (§10.12). Failed is terminal: write it and stop retrying.
-    std::string message = "unsupported runtime: " + runtime_key;
-    framework::SetStatusCondition(
-        job.status.conditions,
-        MakeCondition(kConditionFailed, "True", kReasonRuntimeNotSupported, message), now_fn);
+    // is never written. Failed is terminal: write it and stop retrying.
+    SetCondition(job, kConditionFailed, "True", kReasonRuntimeNotSupported,
+                 "unsupported runtime: " + runtime_key);
   } else if (!framework::IsTrainJobFinished(job)) {
-    Applied applied;
-    std::string failed_object;
-    bool build_failed = false;
-    err = ApplyObjects(*runtime, job, &applied, &failed_object, &build_failed);
-    if (!err.ok()) {
-      apply_failed = true;
-      RecordFailure(*live, err);
-      std::string message = build_failed ? err.message() : failed_object + ": " + err.message();
-      framework::SetStatusCondition(
-          job.status.conditions,
-          MakeCondition(kConditionResourcesCreationFailed, "True",
-                        build_failed ? kReasonBuildFailed : kReasonApplyFailed, message),
-          now_fn);
-    } else {
-      RemoveCondition(job.status.conditions, kConditionResourcesCreationFailed);
-      if (applied.jobset_created && deps_.observer) deps_.observer->ObjectsApplied(job);
-    }
+    objects = ReconcileObjects(*runtime, live, job);
   }
-
-  // setSuspendedCondition.
-  if (job.spec.suspend.value_or(false)) {
-    framework::SetStatusCondition(
-        job.status.conditions,
-        MakeCondition(kConditionSuspended, "True", kReasonSuspended, kMessageSuspended), now_fn);
-  } else if (framework::IsStatusConditionTrue(job.status.conditions, kConditionSuspended)) {
-    framework::SetStatusCondition(
-        job.status.conditions,
-        MakeCondition(kConditionSuspended, "False", kReasonResumed, kMessageResumed), now_fn);
-  }
-
-  // setTrainJobStatus: the runtime's status, keeping a deadline Failed condition.
+  SetSuspendedCondition(job);
+  Status err = objects.error;
   if (runtime != nullptr) {
-    std::optional<api::Condition> deadline_cond;
-    if (const api::Condition* c = FindCondition(job.status.conditions, kConditionFailed);
-        c != nullptr && c->reason == kReasonDeadlineExceeded) {
-      deadline_cond = *c;
-    }
-    StatusOr<std::optional<api::TrainJobStatus>> status = runtime->TrainJobStatus(job);
-    if (!status.ok()) {
-      // Without a JobSet (its apply just failed) there is no status to read: that is the same
-      // error, already reported.
-      if (!(apply_failed && IsNotFound(status.status()))) {
-        err = err.ok() ? status.status() : err;
-      }
-    } else if (status->has_value()) {
-      job.status = std::move(**status);
-    }
-    if (deadline_cond) {
-      framework::SetStatusCondition(job.status.conditions, *deadline_cond, now_fn);
-    }
+    Status status_err = SetTrainJobStatus(*runtime, job);
+    // Without a JobSet (its apply just failed) there is no status to read: that is the same
+    // error, already reported.
+    if (err.ok()) err = status_err;
+    if (options_.lifecycle_conditions && !objects.failed()) SetLifecycleConditions(job);
   }
-
-  if (options_.lifecycle_conditions && runtime != nullptr && !apply_failed) {
-    StatusOr<json::Value> jobset = deps_.reader->Get({"jobset.x-k8s.io", "v1alpha2", "JobSet"},
-                                                     job.metadata.namespace_, job.metadata.name);
-    if (jobset.ok()) {
-      framework::SetStatusCondition(job.status.conditions,
-                                    MakeCondition(kConditionCreated, "True", "ResourcesCreated",
-                                                  "TrainJob resources are created"),
-                                    now_fn);
-    }
-    bool running = !framework::IsTrainJobFinished(job) && !job.spec.suspend.value_or(false) &&
-                   std::any_of(job.status.jobs_status.begin(), job.status.jobs_status.end(),
-                               [](const api::JobStatus& js) { return js.active > 0; });
-    if (running) {
-      framework::SetStatusCondition(
-          job.status.conditions,
-          MakeCondition(kConditionRunning, "True", "JobsRunning", "TrainJob is running"), now_fn);
-    } else if (FindCondition(job.status.conditions, kConditionRunning) != nullptr) {
-      framework::SetStatusCondition(
-          job.status.conditions,
-          MakeCondition(kConditionRunning, "False", "JobsNotRunning", "TrainJob is not running"),
-          now_fn);
-    }
-  }
-
-  ReconcileResult result;
-  result.requeue_after = ReconcileDeadline(job);
-
+  ReconcileResult result{.requeue_after = ReconcileDeadline(job)};
   Status patch_err = PatchStatus(job, prev);
-  if (!patch_err.ok() && err.ok()) {
-    err = patch_err;
-  }
-  if (deps_.observer != nullptr) {
-    deps_.observer->State(key, StateOf(job));
-    if (!framework::IsTrainJobFinished(job)) {
-      StatusOr<json::Value> jobset = deps_.reader->Get({"jobset.x-k8s.io", "v1alpha2", "JobSet"},
-                                                       job.metadata.namespace_, job.metadata.name);
-      if (jobset.ok() && JobSetAllReady(*jobset)) deps_.observer->JobSetReady(job);
-    }
-  }
-  result.error = err;
+  result.error = err.ok() ? patch_err : err;
+  ReportState(key, job);
   return result;
 }
 
-Status TrainJobReconciler::ApplyObjects(core::Runtime& runtime, const api::TrainJob& job,
-                                        Applied* applied, std::string* failed_object,
-                                        bool* build_failed) {
+TrainJobReconciler::ObjectsOutcome TrainJobReconciler::ReconcileObjects(core::Runtime& runtime,
+                                                                        const json::Value& live,
+                                                                        api::TrainJob& job) {
+  ObjectsOutcome out;
   StatusOr<std::vector<json::Value>> objects = runtime.NewObjects(job);
   if (!objects.ok()) {
-    *build_failed = true;
-    return objects.status();
+    out = {.error = objects.status(), .build_failed = true};
+  } else {
+    out = ApplyObjects(std::move(*objects));
   }
-  struct Pending {
-    json::Value obj;
-    kube::GroupVersionKind gvk;
-    const kube::ResourceMapping* mapping = nullptr;
-    bool created = false;  // a JobSet that did not exist
-    StatusOr<json::Value> out = InternalError("not applied");
-  };
+  if (out.error.ok()) {
+    RemoveCondition(job.status.conditions, kConditionResourcesCreationFailed);
+    if (out.jobset_created && deps_.observer) deps_.observer->ObjectsApplied(job);
+    return out;
+  }
+  RecordFailure(live, out.error);
+  SetCondition(
+      job, kConditionResourcesCreationFailed, "True",
+      out.build_failed ? kReasonBuildFailed : kReasonApplyFailed,
+      out.build_failed ? out.error.message() : out.failed_object + ": " + out.error.message());
+  return out;
+}
+
+// One object of a pass on its way to the apiserver.
+struct TrainJobReconciler::Pending {
+  json::Value obj;
+  kube::GroupVersionKind gvk;
+  const kube::ResourceMapping* mapping = nullptr;
+  bool created = false;  // a JobSet that did not exist
+  StatusOr<json::Value> out = InternalError("not applied");
+};
+
+TrainJobReconciler::ObjectsOutcome TrainJobReconciler::ApplyObjects(
+    std::vector<json::Value> objects) {
   std::vector<Pending> pending;
-  for (json::Value& obj : *objects) {
+  for (json::Value& obj : objects) {
     Pending p;
     p.gvk = kube::GroupVersionKind::Of(obj);
-    ASSIGN_OR_RETURN(p.mapping, kube::MappingFor(p.gvk));
+    StatusOr<const kube::ResourceMapping*> mapping = kube::MappingFor(p.gvk);
+    if (!mapping.ok()) {
+      return {.error = mapping.status(), .failed_object = Describe(obj)};
+    }
+    p.mapping = *mapping;
     if (!PrepareApply(obj)) continue;  // live object already current
-    if (p.gvk.group == "jobset.x-k8s.io" && p.gvk.kind == "JobSet") {
+    if (IsJobSet(p.gvk)) {
       p.created =
-          !deps_.reader->Get(ToFramework(p.gvk), kube::Namespace(obj), kube::Name(obj)).ok();
+          !deps_.reader->Get(framework::JobSetGVK(), kube::Namespace(obj), kube::Name(obj)).ok();
     }
     p.obj = std::move(obj);
     pending.push_back(std::move(p));
   }
-  auto send = [this](Pending& p) {
-    std::string ns(kube::Namespace(p.obj));
-    if (deps_.overlay != nullptr) deps_.overlay->BeginWrite(p.obj);
-    p.out = deps_.writer->Apply(p.mapping->gvr, p.mapping->namespaced ? ns : "", p.obj,
-                                kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
-    if (deps_.overlay != nullptr) deps_.overlay->EndWrite(p.obj, p.out);
-    p.out = NoKindMatchIfNotServed(std::move(p.out), p.gvk);
-  };
-  // Applies one wave concurrently (a wave costs one apply's latency, not the sum); the first
-  // failure in object order is the pass's error.
-  auto apply_wave = [&](std::vector<Pending*> wave) -> Status {
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < wave.size(); ++i) {
-      threads.emplace_back([&send, p = wave[i]] { send(*p); });
-    }
-    if (!wave.empty()) send(*wave[0]);
-    for (std::thread& t : threads) t.join();
-    for (Pending* p : wave) {
-      if (!p->out.ok()) {
-        *failed_object = Describe(p->obj);
-        if (deps_.observer) deps_.observer->ApplyError(p->gvk.kind);
-        return p->out.status();
-      }
-      if (deps_.overlay != nullptr) deps_.overlay->Remember(std::move(*p->out));
-      applied->any = true;
-      applied->jobset_created = applied->jobset_created || p->created;
-    }
-    return OkStatus();
-  };
   // The JobSet goes last, once everything its pods rely on exists (PodGroup, MPI Secret and
   // hostfile, the snapshot), as upstream applies its objects in builder order: if the PodGroup
   // cannot be written (CRD missing), no pod may start without gang scheduling.
   std::vector<Pending*> first, last;
   for (Pending& p : pending) {
-    (p.gvk.group == "jobset.x-k8s.io" && p.gvk.kind == "JobSet" ? last : first).push_back(&p);
+    (IsJobSet(p.gvk) ? last : first).push_back(&p);
   }
-  RETURN_IF_ERROR(apply_wave(std::move(first)));
-  RETURN_IF_ERROR(apply_wave(std::move(last)));
-  return OkStatus();
+  ObjectsOutcome out;
+  for (std::vector<Pending*>* wave : {&first, &last}) {
+    if (!ApplyWave(*wave, out)) break;
+  }
+  return out;
+}
+
+bool TrainJobReconciler::ApplyWave(const std::vector<Pending*>& wave, ObjectsOutcome& out) {
+  // Concurrently: a wave costs one apply's latency, not the sum.
+  std::vector<std::function<void()>> tasks;
+  for (Pending* p : wave) {
+    tasks.push_back([this, p] { Send(*p); });
+  }
+  applies_.RunAll(tasks);
+  // The first failure in object order is the pass's error.
+  for (Pending* p : wave) {
+    if (!p->out.ok()) {
+      out.error = p->out.status();
+      out.failed_object = Describe(p->obj);
+      if (deps_.observer) deps_.observer->ApplyError(p->gvk.kind);
+      return false;
+    }
+    if (deps_.overlay != nullptr) deps_.overlay->Remember(std::move(*p->out));
+    out.jobset_created = out.jobset_created || p->created;
+  }
+  return true;
+}
+
+void TrainJobReconciler::Send(Pending& p) {
+  std::string ns(kube::Namespace(p.obj));
+  if (deps_.overlay != nullptr) deps_.overlay->BeginWrite(p.obj);
+  p.out = deps_.writer->Apply(p.mapping->gvr, p.mapping->namespaced ? ns : "", p.obj,
+                              kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
+  if (deps_.overlay != nullptr) deps_.overlay->EndWrite(p.obj, p.out);
+  p.out = NoKindMatchIfNotServed(std::move(p.out), p.gvk);
 }
 
 bool TrainJobReconciler::PrepareApply(json::Value& obj) {
@@ -457,6 +419,64 @@ bool TrainJobReconciler::PrepareApply(json::Value& obj) {
   }
   obj["metadata"]["annotations"].Set(kAppliedHashAnnotation, hash);
   return true;
+}
+
+void TrainJobReconciler::SetCondition(api::TrainJob& job, std::string_view type,
+                                      std::string_view status, std::string_view reason,
+                                      std::string message) {
+  framework::SetStatusCondition(job.status.conditions,
+                                MakeCondition(type, status, reason, std::move(message)),
+                                [this] { return Now(); });
+}
+
+void TrainJobReconciler::SetSuspendedCondition(api::TrainJob& job) {
+  if (job.spec.suspend.value_or(false)) {
+    SetCondition(job, kConditionSuspended, "True", kReasonSuspended, kMessageSuspended);
+  } else if (framework::IsStatusConditionTrue(job.status.conditions, kConditionSuspended)) {
+    SetCondition(job, kConditionSuspended, "False", kReasonResumed, kMessageResumed);
+  }
+}
+
+Status TrainJobReconciler::SetTrainJobStatus(core::Runtime& runtime, api::TrainJob& job) {
+  // The runtime's status replaces the TrainJob's, keeping a deadline Failed condition.
+  std::optional<api::Condition> deadline_cond;
+  if (const api::Condition* c = FindCondition(job.status.conditions, kConditionFailed);
+      c != nullptr && c->reason == kReasonDeadlineExceeded) {
+    deadline_cond = *c;
+  }
+  StatusOr<std::optional<api::TrainJobStatus>> status = runtime.TrainJobStatus(job);
+  if (status.ok() && status->has_value()) {
+    job.status = std::move(**status);
+  }
+  if (deadline_cond) {
+    framework::SetStatusCondition(job.status.conditions, *deadline_cond, [this] { return Now(); });
+  }
+  return status.status();
+}
+
+void TrainJobReconciler::SetLifecycleConditions(api::TrainJob& job) {
+  if (deps_.reader->Get(framework::JobSetGVK(), job.metadata.namespace_, job.metadata.name).ok()) {
+    SetCondition(job, kConditionCreated, "True", "ResourcesCreated",
+                 "TrainJob resources are created");
+  }
+  bool running = !framework::IsTrainJobFinished(job) && !job.spec.suspend.value_or(false) &&
+                 std::any_of(job.status.jobs_status.begin(), job.status.jobs_status.end(),
+                             [](const api::JobStatus& js) { return js.active > 0; });
+  if (running) {
+    SetCondition(job, kConditionRunning, "True", "JobsRunning", "TrainJob is running");
+  } else if (FindCondition(job.status.conditions, kConditionRunning) != nullptr) {
+    SetCondition(job, kConditionRunning, "False", "JobsNotRunning", "TrainJob is not running");
+  }
+}
+
+void TrainJobReconciler::ReportState(const std::string& key, const api::TrainJob& job) {
+  if (deps_.observer == nullptr) return;
+  deps_.observer->State(key, StateOf(job));
+  if (!framework::IsTrainJobFinished(job)) {
+    StatusOr<json::Value> jobset =
+        deps_.reader->Get(framework::JobSetGVK(), job.metadata.namespace_, job.metadata.name);
+    if (jobset.ok() && JobSetAllReady(*jobset)) deps_.observer->JobSetReady(job);
+  }
 }
 
 void TrainJobReconciler::RecordFailure(const json::Value& trainjob, const Status& error) {
@@ -484,10 +504,7 @@ std::optional<std::chrono::milliseconds> TrainJobReconciler::ReconcileDeadline(a
   const auto deadline = *start + std::chrono::seconds(ads);
   const auto now = deps_.now();
   if (now > deadline) {
-    framework::SetStatusCondition(
-        job.status.conditions,
-        MakeCondition(kConditionFailed, "True", kReasonDeadlineExceeded, kMessageDeadlineExceeded),
-        [this] { return Now(); });
+    SetCondition(job, kConditionFailed, "True", kReasonDeadlineExceeded, kMessageDeadlineExceeded);
     // Errors other than NotFound are only logged upstream; the next pass (Failed is terminal)
     // does not retry, so we do not either.
     deps_.writer->Delete(kube::kJobSets, job.metadata.namespace_, job.metadata.name).IgnoreError();

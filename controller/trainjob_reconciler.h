@@ -1,19 +1,22 @@
 // TrainJobReconciler: one level-triggered pass over one TrainJob, as upstream's
-// TrainJobReconciler.Reconcile (pkg/controller/trainjob_controller.go, v2.3.0) with its known
-// bugs fixed (reference §5.1, §10.11, §10.12):
-//   - TrainJobs whose spec.managedBy is not trainer.kubeflow.org/trainjob-controller are skipped;
-//   - objects come from the runtime library (NewObjects) and go out as server-side apply
-//     (field manager `trainer`, force), concurrently (they do not depend on each other); the
-//     first failure in NewObjects order is the pass's error; an object whose
+// TrainJobReconciler.Reconcile (pkg/controller/trainjob_controller.go, v2.3.0) in upstream's
+// steps, with its known bugs fixed:
+//   - GetTrainJob, then skip TrainJobs whose spec.managedBy is not
+//     trainer.kubeflow.org/trainjob-controller (no objects, no status);
+//   - ReconcileObjects: build the objects with the runtime library (NewObjects) and apply them
+//     as server-side apply (field manager `trainer`, force), concurrently on a bounded executor
+//     the reconciler owns (the objects do not depend on each other; the JobSet goes in a second
+//     wave, last); the first failure in NewObjects order is the pass's error; an object whose
 //     desired content hashes to the `trainer.kubeflow.org/applied-hash` annotation of its live
-//     copy, and that no other manager has written, is not re-applied;
-//   - Suspended condition and resume, status from the runtime (JobSet conditions, jobsStatus),
-//     activeDeadlineSeconds; Failed is terminal (upstream HEAD, #3891);
-//   - an apply or build error is an Event (TrainJobResourcesCreationFailed) and, while it lasts,
-//     a `ResourcesCreationFailed` condition naming the failing object (upstream #2351, #3671);
+//     copy, and that no other manager has written, is not re-applied; a build or apply error is
+//     an Event (TrainJobResourcesCreationFailed) and, while it lasts, a `ResourcesCreationFailed`
+//     condition naming the failing object (upstream #2351, #3671);
+//   - SetSuspendedCondition, SetTrainJobStatus (JobSet conditions, jobsStatus; a deadline
+//     Failed condition survives), ReconcileDeadline (activeDeadlineSeconds); Failed is terminal
+//     (upstream HEAD, #3891); an unsupported runtime is a Failed condition (upstream panics);
 //   - status goes out as a JSON merge patch on /status, only when it changed.
 // Reads come from a framework::Reader (the informer caches in the binary, a MapReader in tests);
-// writes go to a kube::Writer. Nothing here owns a thread.
+// writes go to a kube::Writer. The only threads it owns are the apply executor's.
 #pragma once
 
 #include <chrono>
@@ -26,11 +29,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/executor/executor.h"
 #include "common/json/json.h"
 #include "common/kube/client.h"
 #include "common/kube/events.h"
 #include "common/status/status.h"
 #include "controller/overlay_reader.h"
+#include "controller/reconcile.h"
 #include "runtime/api/types.h"
 #include "runtime/core/runtime.h"
 #include "runtime/framework/reader.h"
@@ -66,27 +71,10 @@ inline constexpr char kConditionRunning[] = "Running";
 inline constexpr char kEventReasonCreationFailed[] = "TrainJobResourcesCreationFailed";
 inline constexpr char kEventActionReconciling[] = "Reconciling";
 
-// What the reconciler reports for metrics; every method is optional to implement.
-class ReconcileObserver {
- public:
-  virtual ~ReconcileObserver() = default;
-  // The objects of a TrainJob were applied for the first time (its JobSet did not exist before).
-  virtual void ObjectsApplied(const api::TrainJob& /*job*/) {}
-  virtual void ApplyError(std::string_view /*kind*/) {}
-  // The JobSet reported every replicated job ready for the first time.
-  virtual void JobSetReady(const api::TrainJob& /*job*/) {}
-  // The state the TrainJob is in after this pass ("" when it is gone or not ours).
-  virtual void State(std::string_view /*key*/, std::string_view /*state*/) {}
-  virtual void ApplySkipped() {}
-};
-
-struct ReconcileResult {
-  Status error;  // not OK: requeue with backoff
-  std::optional<std::chrono::milliseconds> requeue_after;
-};
-
 struct ReconcilerOptions {
   bool lifecycle_conditions = false;
+  // Threads applying objects beside the reconcile workers (each worker applies too).
+  size_t apply_threads = 8;
 };
 
 class TrainJobReconciler {
@@ -124,17 +112,44 @@ class TrainJobReconciler {
   void ConfirmNextPass(const std::string& key);
 
  private:
-  struct Applied {
+  // What ReconcileObjects did.
+  struct ObjectsOutcome {
+    Status error;
+    bool build_failed = false;    // NewObjects failed (else an apply did, if error)
+    std::string failed_object;    // "JobSet ns/name" whose apply failed
     bool jobset_created = false;  // the JobSet did not exist before this pass
-    bool any = false;
+    bool failed() const { return !error.ok(); }
   };
-  Status ApplyObjects(core::Runtime& runtime, const api::TrainJob& job, Applied* applied,
-                      std::string* failed_object, bool* build_failed);
+  struct Pending;
+
+  // The TrainJob from the cache; from the apiserver when ConfirmNextPass marked it.
+  StatusOr<json::Value> GetTrainJob(std::string_view ns, std::string_view name,
+                                    const std::string& key);
+  // Everything after the skip: objects, conditions, status, deadline, the status patch.
+  ReconcileResult ReconcileTrainJob(const std::string& key, const json::Value& live,
+                                    api::TrainJob& job);
+  // Upstream's reconcileObjects (build, then apply), plus our ResourcesCreationFailed
+  // condition and the event.
+  ObjectsOutcome ReconcileObjects(core::Runtime& runtime, const json::Value& live,
+                                  api::TrainJob& job);
+  ObjectsOutcome ApplyObjects(std::vector<json::Value> objects);
+  // Applies `wave` concurrently; false (and `out` says why) when one failed.
+  bool ApplyWave(const std::vector<Pending*>& wave, ObjectsOutcome& out);
+  void Send(Pending& p);
   // Sets the applied-hash annotation; false when the live object already carries that content.
   bool PrepareApply(json::Value& obj);
   void RecordFailure(const json::Value& trainjob, const Status& error);
+
+  // Condition steps, as upstream names them (setSuspendedCondition, setTrainJobStatus,
+  // reconcileDeadline), and our opt-in lifecycle conditions.
+  void SetCondition(api::TrainJob& job, std::string_view type, std::string_view status,
+                    std::string_view reason, std::string message);
+  void SetSuspendedCondition(api::TrainJob& job);
+  Status SetTrainJobStatus(core::Runtime& runtime, api::TrainJob& job);
+  void SetLifecycleConditions(api::TrainJob& job);
   std::optional<std::chrono::milliseconds> ReconcileDeadline(api::TrainJob& job);
   Status PatchStatus(const api::TrainJob& job, const api::TrainJobStatus& prev);
+  void ReportState(const std::string& key, const api::TrainJob& job);
   std::string Now() const;
 
   bool TakeConfirmMark(const std::string& key);
@@ -143,6 +158,7 @@ class TrainJobReconciler {
 
   Deps deps_;
   ReconcilerOptions options_;
+  executor::Executor applies_;
   std::mutex confirm_mu_;
   std::unordered_set<std::string> confirm_marks_;  // keys waiting for a confirming read
 };

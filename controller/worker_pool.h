@@ -28,7 +28,7 @@
 #include "common/metrics/metrics.h"
 #include "common/workqueue/queue.h"
 #include "controller/metrics.h"
-#include "controller/trainjob_reconciler.h"
+#include "controller/reconcile.h"
 
 namespace trainer::controller {
 

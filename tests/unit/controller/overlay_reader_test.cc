@@ -1,0 +1,68 @@
+// OverlayReader: within a pass (a Scope on the worker's thread) the objects it applied read back
+// before their watch events reach the cache; other threads and later passes read the cache; and
+// the writes are announced to OwnWrites so their echoes are recognized.
+#include "controller/overlay_reader.h"
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "runtime/framework/map_reader.h"
+
+namespace trainer::controller {
+namespace {
+
+json::Value JobSet(std::string_view name, std::string_view rv) {
+  json::Value js = json::Value::Object();
+  js.Set("apiVersion", "jobset.x-k8s.io/v1alpha2");
+  js.Set("kind", "JobSet");
+  js["metadata"].Set("name", std::string(name));
+  js["metadata"].Set("namespace", "ns");
+  js["metadata"].Set("resourceVersion", std::string(rv));
+  return js;
+}
+
+std::string Rv(const StatusOr<json::Value>& obj) {
+  return obj.ok() ? obj->Find("metadata")->Find("resourceVersion")->AsString() : "<none>";
+}
+
+TEST_CASE("a pass reads what it applied; others read the cache") {
+  framework::MapReader cache;
+  REQUIRE(cache.Add(JobSet("old", "1")).ok());
+  OverlayReader reader(cache);
+  const framework::GroupVersionKind js = framework::JobSetGVK();
+
+  reader.Remember(JobSet("new", "2"));  // outside a pass: nothing to remember it for
+  CHECK(Rv(reader.Get(js, "ns", "new")) == "<none>");
+  {
+    OverlayReader::Scope pass(reader);
+    reader.Remember(JobSet("new", "2"));
+    reader.Remember(JobSet("old", "3"));
+    CHECK(Rv(reader.Get(js, "ns", "new")) == "2");
+    CHECK(Rv(reader.Get(js, "ns", "old")) == "3");  // the overlay wins over the cache
+    std::string other_thread;
+    std::thread([&] { other_thread = Rv(reader.Get(js, "ns", "old")); }).join();
+    CHECK(other_thread == "1");
+  }
+  // The pass ended: back to the cache.
+  CHECK(Rv(reader.Get(js, "ns", "new")) == "<none>");
+  CHECK(Rv(reader.Get(js, "ns", "old")) == "1");
+}
+
+TEST_CASE("writes are announced to OwnWrites, so the echo is absorbed") {
+  framework::MapReader cache;
+  std::vector<std::string> requeued;
+  OwnWrites own([&](const std::string& key) { requeued.push_back(key); });
+  OverlayReader reader(cache, &own);
+  json::Value desired = JobSet("a", "");
+  reader.BeginWrite(desired);
+  CHECK(own.in_flight() == 1);
+  StatusOr<json::Value> applied = JobSet("a", "7");
+  reader.EndWrite(desired, applied);
+  CHECK(own.in_flight() == 0);
+  CHECK(own.Absorb(JobSet("a", "7"), {"ns/a"}));        // our own write's watch event
+  CHECK_FALSE(own.Absorb(JobSet("a", "8"), {"ns/a"}));  // someone else's later change
+  CHECK(requeued.empty());
+}
+
+}  // namespace
+}  // namespace trainer::controller
