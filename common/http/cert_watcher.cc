@@ -4,6 +4,7 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
 #include <ctime>
 
@@ -50,8 +51,34 @@ Certificate::~Certificate() {
   sk_X509_pop_free(chain_, X509_free);
 }
 
+namespace {
+
+// notAfter of the certificate among `ca_pem`'s and the chain's that issued `leaf`; 0 if none.
+int64_t IssuerNotAfter(X509* leaf, STACK_OF(X509) * chain, std::string_view ca_pem) {
+  int64_t out = 0;
+  auto consider = [&](X509* candidate) {
+    if (out == 0 && X509_check_issued(candidate, leaf) == X509_V_OK) {
+      out = ToUnix(X509_get0_notAfter(candidate));
+    }
+  };
+  BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
+  while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    consider(ca);
+    X509_free(ca);
+  }
+  BIO_free(bio);
+  ERR_clear_error();  // the loop ends on "no start line"
+  for (int i = 0; i < sk_X509_num(chain); ++i) {
+    consider(sk_X509_value(chain, i));
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<std::shared_ptr<const Certificate>> Certificate::FromPem(std::string_view cert_pem,
-                                                                  std::string_view key_pem) {
+                                                                  std::string_view key_pem,
+                                                                  std::string_view ca_pem) {
   std::shared_ptr<Certificate> c(new Certificate());
   ERR_clear_error();
   {
@@ -80,6 +107,7 @@ StatusOr<std::shared_ptr<const Certificate>> Certificate::FromPem(std::string_vi
     return InvalidArgumentError("private key does not match certificate: " + OpenSslError());
   }
   c->not_after_unix_ = ToUnix(X509_get0_notAfter(c->leaf_));
+  c->ca_not_after_unix_ = IssuerNotAfter(c->leaf_, c->chain_, ca_pem);
   char name[512];
   X509_NAME_oneline(X509_get_subject_name(c->leaf_), name, sizeof(name));
   c->subject_ = name;
@@ -89,7 +117,8 @@ StatusOr<std::shared_ptr<const Certificate>> Certificate::FromPem(std::string_vi
 CertWatcher::CertWatcher(CertWatcherOptions options)
     : options_(std::move(options)),
       cert_path_(options_.cert_dir + "/" + options_.cert_name),
-      key_path_(options_.cert_dir + "/" + options_.key_name) {
+      key_path_(options_.cert_dir + "/" + options_.key_name),
+      ca_path_(options_.cert_dir + "/" + options_.ca_name) {
   if (options_.registry != nullptr) {
     reads_ =
         &options_.registry
@@ -104,6 +133,13 @@ CertWatcher::CertWatcher(CertWatcherOptions options)
                            "Expiry time of the serving certificate in seconds since "
                            "the unix epoch (0 until one is loaded).")
                    .Add({});
+    if (!options_.ca_expiry_metric.empty()) {
+      ca_expiry_ = &options_.registry
+                        ->Gauge(options_.ca_expiry_metric,
+                                "Expiry time of the CA that signed the serving certificate in "
+                                "seconds since the unix epoch (0 while unknown).")
+                        .Add({});
+    }
   }
 }
 
@@ -124,32 +160,50 @@ CertWatcher::FileStamp CertWatcher::Stamp(const std::string& path) {
 }
 
 Status CertWatcher::Load() {
+  if (options_.cert_dir.empty()) {
+    return FailedPreconditionError("no certificate directory: certificates come through Use()");
+  }
   std::lock_guard<std::mutex> load_lock(load_mu_);
   // Stamps first: a change racing with the read shows up at the next poll and reloads again.
   last_cert_stamp_ = Stamp(cert_path_);
   last_key_stamp_ = Stamp(key_path_);
+  StatusOr<std::string> cert_pem = files::ReadFile(cert_path_);
+  StatusOr<std::string> key_pem =
+      cert_pem.ok() ? files::ReadFile(key_path_) : StatusOr<std::string>(cert_pem.status());
+  if (!key_pem.ok()) {
+    CountRead(key_pem.status());
+    return key_pem.status().WithContext("loading serving certificate from " + options_.cert_dir);
+  }
+  // ca.crt is optional (a provided Secret may hold only the pair): it only feeds the CA metric.
+  std::string ca_pem = files::ReadFile(ca_path_).value_or("");
+  return Install(*cert_pem, *key_pem, ca_pem, options_.cert_dir);
+}
+
+Status CertWatcher::Use(std::string_view cert_pem, std::string_view key_pem,
+                        std::string_view ca_pem) {
+  std::lock_guard<std::mutex> load_lock(load_mu_);
+  return Install(cert_pem, key_pem, ca_pem, "memory");
+}
+
+void CertWatcher::CountRead(const Status& s) {
   if (reads_ != nullptr) {
     reads_->Increment();
   }
-  auto fail = [&](const Status& s) {
-    if (read_errors_ != nullptr) {
-      read_errors_->Increment();
-    }
-    return s.WithContext("loading serving certificate from " + options_.cert_dir);
-  };
-  StatusOr<std::string> cert_pem = files::ReadFile(cert_path_);
-  if (!cert_pem.ok()) {
-    return fail(cert_pem.status());
+  if (!s.ok() && read_errors_ != nullptr) {
+    read_errors_->Increment();
   }
-  StatusOr<std::string> key_pem = files::ReadFile(key_path_);
-  if (!key_pem.ok()) {
-    return fail(key_pem.status());
-  }
-  StatusOr<std::shared_ptr<const Certificate>> cert = Certificate::FromPem(*cert_pem, *key_pem);
+}
+
+Status CertWatcher::Install(std::string_view cert_pem, std::string_view key_pem,
+                            std::string_view ca_pem, const std::string& source) {
+  StatusOr<std::shared_ptr<const Certificate>> cert =
+      Certificate::FromPem(cert_pem, key_pem, ca_pem);
+  CountRead(cert.status());
   if (!cert.ok()) {
-    return fail(cert.status());
+    return cert.status().WithContext("loading serving certificate from " + source);
   }
   int64_t not_after = (*cert)->not_after_unix();
+  int64_t ca_not_after = (*cert)->ca_not_after_unix();
   std::string subject = (*cert)->subject();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -160,11 +214,15 @@ Status CertWatcher::Load() {
   if (expiry_ != nullptr) {
     expiry_->Set(static_cast<double>(not_after));
   }
-  log::Info(
-      "loaded serving certificate",
-      {{"dir", options_.cert_dir}, {"subject", subject}, {"notAfter", std::to_string(not_after)}});
+  if (ca_expiry_ != nullptr) {
+    ca_expiry_->Set(static_cast<double>(ca_not_after));
+  }
+  log::Info("loaded serving certificate", {{"source", source},
+                                           {"subject", subject},
+                                           {"notAfter", std::to_string(not_after)},
+                                           {"caNotAfter", std::to_string(ca_not_after)}});
   if (not_after != 0 && not_after < static_cast<int64_t>(std::time(nullptr))) {
-    log::Warn("serving certificate has expired", {{"dir", options_.cert_dir}});
+    log::Warn("serving certificate has expired", {{"source", source}});
   }
   return OkStatus();
 }
@@ -178,7 +236,7 @@ void CertWatcher::Attach(SSL_CTX* ctx) { SSL_CTX_set_cert_cb(ctx, &SelectCertifi
 
 void CertWatcher::Start() {
   std::lock_guard<std::mutex> lock(stop_mu_);
-  if (poller_.joinable()) {
+  if (poller_.joinable() || options_.cert_dir.empty()) {
     return;
   }
   stopping_ = false;

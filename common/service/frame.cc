@@ -106,6 +106,9 @@ http::Server& Frame::AddServer(std::string name, http::ServerOptions options) {
 http::CertWatcher& Frame::AddCertificates(http::CertWatcherOptions options) {
   certs_.push_back(std::make_unique<http::CertWatcher>(std::move(options)));
   http::CertWatcher& certs = *certs_.back();
+  if (certs.options().cert_dir.empty()) {
+    return certs;  // pairs come through Use()
+  }
   if (Status s = certs.Load(); !s.ok()) {
     log::Warn("no serving certificate yet; not ready until one is loaded",
               {{"error", s.message()}});

@@ -89,7 +89,7 @@ class Frame {
   http::Server& AddServer(std::string name, http::ServerOptions options);
   // A certificate directory, loaded now (a failure is logged: the TLS server then refuses
   // handshakes and the service should report not ready until ready()) and polled for changes
-  // until the frame stops.
+  // until the frame stops. Without a cert_dir the service hands pairs over with Use().
   http::CertWatcher& AddCertificates(http::CertWatcherOptions options);
 
   // A started server by name ("webhook", "probe", "metrics"), or null: for tests and logs.

@@ -307,6 +307,51 @@ TEST_CASE("expiry gauge carries the leaf's notAfter") {
                   std::to_string(not_after)) != std::string::npos);
 }
 
+TEST_CASE("CA gauge carries the notAfter of the CA in ca.crt that issued the leaf") {
+  TlsFixture f;
+  int64_t ca_not_after = f.certs->Current()->ca_not_after_unix();
+  CHECK(ca_not_after > std::time(nullptr));
+  CHECK(f.registry.Text().find("trainer_webhook_ca_expiry_timestamp_seconds " +
+                               std::to_string(ca_not_after)) != std::string::npos);
+  // ca.crt of another CA, or none: unknown (0).
+  TestCa other = TestCa::Create("other-ca");
+  CertPair pair = f.ca.Issue("serving-2");
+  auto c = Certificate::FromPem(pair.cert_pem, pair.key_pem, other.cert_pem());
+  REQUIRE(c.ok());
+  CHECK((*c)->ca_not_after_unix() == 0);
+  CHECK((*Certificate::FromPem(pair.cert_pem, pair.key_pem))->ca_not_after_unix() == 0);
+  // A bundle holding the issuer among others finds it.
+  auto b = Certificate::FromPem(pair.cert_pem, pair.key_pem, other.cert_pem() + f.ca.cert_pem());
+  CHECK((*b)->ca_not_after_unix() == ca_not_after);
+}
+
+TEST_CASE("Use serves a pair from memory; no directory is read or polled") {
+  metrics::Registry registry;
+  CertWatcher certs({.registry = &registry});
+  CHECK(certs.Load().code() == StatusCode::kFailedPrecondition);
+  certs.Start();  // nothing to poll
+  Server server({.address = "127.0.0.1:0", .tls = &certs});
+  REQUIRE(server.Start().ok());
+  CHECK_FALSE(certs.ready());
+  TestCa ca = TestCa::Create();
+  CertPair first = ca.Issue("memory-1");
+  REQUIRE(certs.Use(first.cert_pem, first.key_pem, ca.cert_pem()).ok());
+  CHECK(certs.ready());
+  CHECK(PeerCommonName(server.port()) == "memory-1");
+  CHECK(certs.Current()->ca_not_after_unix() > 0);
+  // A pair that does not fit keeps the previous one and counts an error.
+  CertPair other = ca.Issue("memory-2");
+  Status bad = certs.Use(other.cert_pem, first.key_pem);
+  CHECK(bad.message().rfind("loading serving certificate from memory: private key does not match",
+                            0) == 0);
+  CHECK(PeerCommonName(server.port()) == "memory-1");
+  CHECK(registry.Text().find("certwatcher_read_certificate_errors_total 1") != std::string::npos);
+  REQUIRE(certs.Use(other.cert_pem, other.key_pem).ok());
+  CHECK(PeerCommonName(server.port()) == "memory-2");
+  CHECK(registry.Text().find("certwatcher_read_certificate_total 3") != std::string::npos);
+  server.Stop();
+}
+
 TEST_CASE("no certificate: not ready and handshakes fail; the first good one makes it ready") {
   SecretDir dir;
   CertWatcher certs({.cert_dir = dir.path(), .poll_interval = 50ms});
