@@ -6,13 +6,19 @@
 // name without "{name}" is replaced whole). A worker sends the objects of one set concurrently,
 // one thread each, and moves on when all are answered: what a controller worker does in one
 // reconcile pass. The benchmark uses it to create the TrainJobs and to measure the floor: the
-// controller's writes (snapshot ConfigMap + JobSet per TrainJob) or the JobSets alone.
+// controller's writes (snapshot ConfigMap + JobSet per TrainJob) or the JobSets alone; the
+// admission benchmark (hack/bench/admission) sends server-side dry-run creates (--dry-run:
+// admission runs, nothing is stored). The output also has each request's latency: mean, p50,
+// p90, p99 and max in milliseconds.
 //
 //   trainer-bench-apply --kubeconfig K --file cm.json --file jobset.json --namespace ns
-//       --prefix floor --count 1000 --concurrency 5 [--create] [--field-manager floor]
+//       --prefix floor --count 1000 --concurrency 5 [--create [--dry-run]] [--field-manager floor]
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +37,7 @@ struct Args {
   int count = 100;
   int concurrency = 5;
   bool create = false;
+  bool dry_run = false;
 };
 
 bool ParseArgs(int argc, char** argv, Args* a) {
@@ -53,6 +60,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->concurrency = std::stoi(next());
     else if (k == "--create")
       a->create = true;
+    else if (k == "--dry-run")
+      a->dry_run = true;
     else
       return false;
   }
@@ -67,7 +76,8 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: trainer-bench-apply --file F [--file F2 ...] [--kubeconfig K] "
-                 "[--namespace NS] [--prefix P] [--count N] [--concurrency C] [--create]\n");
+                 "[--namespace NS] [--prefix P] [--count N] [--concurrency C] [--create] "
+                 "[--dry-run]\n");
     return 2;
   }
   struct Template {
@@ -121,14 +131,27 @@ int main(int argc, char** argv) {
   std::atomic<int> next{0};
   std::atomic<int> failures{0};
   auto start = std::chrono::steady_clock::now();
+  std::mutex latencies_mu;
+  std::vector<double> latencies_ms;
+  latencies_ms.reserve(static_cast<size_t>(args.count) * templates.size());
   auto send = [&](size_t t, const json::Value& obj) {
     const kube::ResourceMapping& m = *templates[t].mapping;
     const std::string ns = m.namespaced ? args.ns : "";
-    Status s = args.create ? (*client)->Create(m.gvr, ns, obj, {}).status()
-                           : (*client)
-                                 ->Apply(m.gvr, ns, obj,
-                                         {.field_manager = args.field_manager, .force = true})
-                                 .status();
+    auto begin = std::chrono::steady_clock::now();
+    Status s =
+        args.create
+            ? (*client)->Create(m.gvr, ns, obj, {.dry_run = args.dry_run}).status()
+            : (*client)
+                  ->Apply(
+                      m.gvr, ns, obj,
+                      {.field_manager = args.field_manager, .force = true, .dry_run = args.dry_run})
+                  .status();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+    {
+      std::lock_guard<std::mutex> lock(latencies_mu);
+      latencies_ms.push_back(ms);
+    }
     if (!s.ok() && ++failures <= 3) std::fprintf(stderr, "%s\n", s.message().c_str());
   };
   std::vector<std::thread> threads;
@@ -147,10 +170,22 @@ int main(int argc, char** argv) {
   }
   for (std::thread& t : threads) t.join();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  auto pct = [&](double p) {
+    if (latencies_ms.empty()) return 0.0;
+    size_t i = static_cast<size_t>(p / 100 * static_cast<double>(latencies_ms.size() - 1) + 0.5);
+    return latencies_ms[i];
+  };
+  const double mean = latencies_ms.empty()
+                          ? 0.0
+                          : std::accumulate(latencies_ms.begin(), latencies_ms.end(), 0.0) /
+                                static_cast<double>(latencies_ms.size());
   std::printf(
       "{\"count\": %d, \"objects\": %zu, \"concurrency\": %d, \"seconds\": %.3f, "
-      "\"failures\": %d}\n",
+      "\"failures\": %d, \"latency_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, "
+      "\"p99\": %.3f, \"max\": %.3f}}\n",
       args.count, static_cast<size_t>(args.count) * templates.size(), args.concurrency, seconds,
-      failures.load());
+      failures.load(), mean, pct(50), pct(90), pct(99),
+      latencies_ms.empty() ? 0.0 : latencies_ms.back());
   return failures.load() == 0 ? 0 : 1;
 }

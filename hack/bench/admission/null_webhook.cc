@@ -1,0 +1,117 @@
+// trainer-bench-null-webhook: the physical floor of the admission benchmark
+// (hack/bench/admission/run.py). An admission webhook that does no work: every POST is answered
+// "allowed" with the request's uid, on the same HTTP and TLS server as trainer-webhook
+// (common/http: TLS 1.2+, the same ciphers, keep-alive, TCP_NODELAY, one TLS record per
+// response) and the same thread count. What the kube-apiserver adds around a call to it is the
+// least any webhook can cost; trainer-webhook's extra cost over it is its own work and its
+// answers (size, patches).
+//
+//   trainer-bench-null-webhook --cert-dir DIR [--port 0] [--threads 16]
+//       [--mutate-patch '[{"op":"add",...}]'] [--pad BYTES]
+// Prints "listening on PORT" once serving. --mutate-patch answers paths starting with /mutate
+// with that JSONPatch (base64, patchType JSONPatch), --pad adds a warning of BYTES characters to
+// every answer: both measure what a patch or a bigger response costs the apiserver. GET /stats
+// returns {"requests": N} (requests answered so far).
+#include <httplib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "common/encoding/base64.h"
+#include "common/http/cert_watcher.h"
+#include "common/http/server.h"
+
+namespace {
+
+std::atomic<bool> stop{false};
+
+// The request's uid: the first "uid":"..." of the body, which in an AdmissionReview is the
+// request's own (its "request" object starts with it; the object's uid comes later).
+std::string_view Uid(std::string_view body) {
+  constexpr std::string_view kKey = "\"uid\":\"";
+  size_t at = body.find(kKey);
+  if (at == std::string_view::npos) return {};
+  at += kKey.size();
+  size_t end = body.find('"', at);
+  return end == std::string_view::npos ? std::string_view() : body.substr(at, end - at);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace trainer;
+  std::string cert_dir, patch;
+  int port = 0;
+  size_t threads = 16, pad = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--cert-dir") {
+      cert_dir = next();
+    } else if (a == "--port") {
+      port = std::stoi(next());
+    } else if (a == "--threads") {
+      threads = std::stoul(next());
+    } else if (a == "--mutate-patch") {
+      patch = next();
+    } else if (a == "--pad") {
+      pad = std::stoul(next());
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (cert_dir.empty()) {
+    std::fprintf(stderr, "usage: trainer-bench-null-webhook --cert-dir DIR [--port N]\n");
+    return 2;
+  }
+  http::CertWatcher certs({.cert_dir = cert_dir});
+  if (Status s = certs.Load(); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 1;
+  }
+  const std::string tail =
+      (pad > 0 ? ",\"warnings\":[\"" + std::string(pad, 'x') + "\"]" : std::string()) + "}}";
+  const std::string patch_fields = patch.empty() ? ""
+                                                 : ",\"patchType\":\"JSONPatch\",\"patch\":\"" +
+                                                       encoding::Base64Encode(patch) + "\"";
+  std::atomic<uint64_t> requests{0};
+  http::Server server(
+      {.address = "127.0.0.1:" + std::to_string(port), .tls = &certs, .threads = threads});
+  auto answer = [&](const http::Request& req, http::Response& res) {
+    const bool mutate = req.path.rfind("/mutate", 0) == 0;
+    std::string body =
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")";
+    body += Uid(req.body);
+    body += R"(","allowed":true)";
+    if (mutate) body += patch_fields;
+    body += tail;
+    res.set_content(body, "application/json");
+    requests.fetch_add(1, std::memory_order_relaxed);
+  };
+  for (const char* path : {"/validate-trainer-kubeflow-org-v1alpha1-trainjob",
+                           "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
+                           "/validate-trainer-kubeflow-org-v1alpha1-trainingruntime",
+                           "/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime"}) {
+    server.Post(path, answer);
+  }
+  server.Get("/stats", [&](const http::Request&, http::Response& res) {
+    res.set_content("{\"requests\": " + std::to_string(requests.load()) + "}\n",
+                    "application/json");
+  });
+  if (Status s = server.Start(); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 1;
+  }
+  std::printf("listening on %d\n", server.port());
+  std::fflush(stdout);
+  std::signal(SIGTERM, [](int) { stop = true; });
+  std::signal(SIGINT, [](int) { stop = true; });
+  while (!stop) pause();
+  server.Stop();
+  return 0;
+}
