@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Admission as kubectl feels it: what the kube-apiserver's create of a TrainJob costs with the
+trainer webhooks in its path, against the same create with no webhook and with a null webhook.
+
+On a fresh test bed (hack/testbed/up.sh; trainer's CRDs and the torch-distributed runtime), the
+servers run side by side, all with the test bed's webhook serving certificate:
+  null      trainer-bench-null-webhook: answers "allowed" at once, on trainer-webhook's own
+            HTTP/TLS server (common/http) with the same thread count: the physical floor;
+  ours      trainer-webhook, reading runtimes from the cluster as deployed;
+  upstream  (--upstream) upstream Kubeflow Trainer v2.3.0's manager, which serves its webhooks.
+deploy/base's webhook configurations (the TrainJob defaulter and validator, the runtime
+validators) are registered by URL pointing at one server at a time ("none": not registered), so
+only the server differs. A configuration is in force once probe creates reach that server (two
+calls each: mutate, validate) and no other.
+
+Measured per configuration: trainer-bench-apply sends COUNT server-side dry-run creates of a
+TrainJob (?dryRun=All: admission runs, nothing is stored) over the controller's libcurl client
+(HTTP/2, one keep-alive connection per worker, as kubectl), CONCURRENCY at a time; per-create
+latency as the client sees it (mean, p50, p90, p99); the apiserver's own view
+(apiserver_admission_webhook_admission_duration_seconds per webhook, and
+apiserver_request_duration_seconds of the create); the server's request count (must be 2 per
+create) and the connections the apiserver holds open to it afterwards. --rounds repeats all
+configurations in rotated order, so drift spreads over all of them.
+
+Derived: "added" = a configuration's mean latency minus the same round's "none" mean; the goal
+compares ours' added latency with the null webhook's (ours/null <= 1.10).
+
+Usage: hack/bench/admission/run.py [--count 1000] [--concurrency 1,16] [--rounds 3]
+         [--upstream] [--upstream-bin PATH] [--bin build/bin] [--out BASE]
+Writes BASE.json and BASE.txt (default .local/bench/admission-<time>); about 1 minute per round
+at --count 1000 (2 cores, idle), plus ~30 s to start.
+"""
+
+import argparse
+import json
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "hack", "bench"))
+import benchlib  # noqa: E402
+from benchlib import TRAINJOBS, free_port, log, metric_sum, sh  # noqa: E402
+
+NS = "admission"
+CONFIG_NAMES = {"MutatingWebhookConfiguration": "defaulter.trainer.kubeflow.org",
+                "ValidatingWebhookConfiguration": "validator.trainer.kubeflow.org"}
+TRAINJOB_WEBHOOKS = ("defaulter.trainjob.trainer.kubeflow.org",
+                     "validator.trainjob.trainer.kubeflow.org")
+
+
+def trainjob(name=None):
+    meta = {"name": name} if name else {}
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": meta,
+            "spec": {"runtimeRef": {"name": "torch-distributed"},
+                     "trainer": {"numNodes": 2, "command": ["python3", "-c", "print(1)"],
+                                 "env": [{"name": "EPOCHS", "value": "3"}],
+                                 "resourcesPerNode": {"requests": {"cpu": "1",
+                                                                   "memory": "1Gi"}}}}}
+
+
+class Server:
+    """One webhook server: its Service (process), base URL and request counter."""
+
+    def __init__(self, name, service, port, requests):
+        self.name, self.service, self.port, self._requests = name, service, port, requests
+
+    @property
+    def url(self):
+        return "https://127.0.0.1:%d" % self.port
+
+    def requests(self):
+        return self._requests()
+
+    def connections(self):
+        """Established TCP connections to the server's port (the apiserver's pool to it)."""
+        out = subprocess.run(["ss", "-Htn", "state", "established", "( sport = :%d )" % self.port],
+                             capture_output=True, text=True).stdout
+        return len([line for line in out.splitlines() if line.strip()])
+
+
+def start_servers(args, bed, work):
+    certs = os.path.join(work, "certs")
+    os.makedirs(certs)
+    for src, dst in (("webhook.crt", "tls.crt"), ("webhook.key", "tls.key")):
+        with open(os.path.join(bed.pki, src), "rb") as f, open(os.path.join(certs, dst), "wb") as o:
+            o.write(f.read())
+    ctx = ssl.create_default_context(cafile=os.path.join(bed.pki, "ca.crt"))
+    servers = {}
+
+    port = free_port()
+    null = benchlib.Service([os.path.join(args.bin, "trainer-bench-null-webhook"), "--cert-dir",
+                             certs, "--port", str(port)], os.path.join(work, "null.log"))
+
+    def null_requests(port=port):
+        with urllib.request.urlopen("https://127.0.0.1:%d/stats" % port, context=ctx,
+                                    timeout=5) as r:
+            return json.loads(r.read())["requests"]
+    servers["null"] = Server("null", null, port, null_requests)
+
+    port, health, metrics = free_port(), free_port(), free_port()
+    ours = benchlib.Service(
+        [os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port, "--cert-dir=%s" % certs,
+         "--kubeconfig=%s" % bed.kubeconfig, "--metrics-bind-address=127.0.0.1:%d" % metrics,
+         "--health-probe-bind-address=127.0.0.1:%d" % health],
+        os.path.join(work, "ours.log"), health_port=health, metrics_port=metrics)
+    servers["ours"] = Server("ours", ours, port, lambda: metric_sum(
+        ours.scrape(), "controller_runtime_webhook_requests_total"))
+
+    if args.upstream:
+        up = benchlib.upstream_manager(args.upstream_bin, bed.kubeconfig, work, certs,
+                                       os.path.join(work, "upstream.log"))
+        servers["upstream"] = Server("upstream", up, up.webhook_port, lambda: metric_sum(
+            up.scrape(), "controller_runtime_webhook_requests_total"))
+    for s in servers.values():
+        if s.service.health:
+            s.service.wait_ready(120)
+    for s in servers.values():
+        benchlib.wait_for(lambda: probe_server(s, ctx), 60, "%s to answer" % s.name, every=0.2)
+    return servers
+
+
+def probe_server(server, ctx):
+    try:
+        urllib.request.urlopen(server.url + "/", context=ctx, timeout=2)
+    except urllib.error.HTTPError:
+        return True  # a TLS server answering (404 is fine)
+    except OSError:
+        return False
+    return True
+
+
+def configurations(bed, url):
+    """deploy/base's webhook configurations, registered by URL at URL with the test bed's CA."""
+    with open(os.path.join(ROOT, "deploy/base/webhook/webhook-configurations.yaml")) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "hack/testbed/webhooks.py"),
+                        "--url", url, "--ca", os.path.join(bed.pki, "ca.crt")],
+                       input=json.dumps({"kind": "List", "items": docs}), capture_output=True,
+                       text=True, check=True)
+    return p.stdout
+
+
+def activate(bed, servers, which, api):
+    """Registers the configurations pointing at server WHICH (or none), and waits until creates
+    reach exactly that server."""
+    if which == "none":
+        bed.kubectl("delete", "--ignore-not-found",
+                    "mutatingwebhookconfiguration/" + CONFIG_NAMES["MutatingWebhookConfiguration"],
+                    "validatingwebhookconfiguration/" +
+                    CONFIG_NAMES["ValidatingWebhookConfiguration"])
+    else:
+        bed.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                    stdin=configurations(bed, servers[which].url))
+    # In force once 5 probe creates in a row reached exactly WHICH, twice each.
+    good, deadline = 0, time.time() + 120
+    while good < 5:
+        if time.time() > deadline:
+            raise RuntimeError("webhook configuration for %s not in force after 120 s" % which)
+        before = {n: s.requests() for n, s in servers.items()}
+        status, body = api.call("POST", TRAINJOBS % NS + "?dryRun=All", trainjob("probe"))
+        if status != 201:
+            raise RuntimeError("probe create with %s: %s %s" % (which, status, body))
+        delta = {n: s.requests() - before[n] for n, s in servers.items()}
+        want = {n: (2 if n == which else 0) for n in servers}
+        good = good + 1 if delta == want else 0
+        time.sleep(0.05)
+
+
+def apiserver_view(api):
+    """The apiserver's admission and request-duration sums and counts, for deltas."""
+    conn = api.connect()
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    conn.close()
+    view = {}
+    for wh in TRAINJOB_WEBHOOKS:
+        for part in ("sum", "count"):
+            view["%s_%s" % (wh, part)] = metric_sum(
+                text, "apiserver_admission_webhook_admission_duration_seconds_" + part, name=wh)
+    for part in ("sum", "count"):
+        view["request_" + part] = metric_sum(
+            text, "apiserver_request_duration_seconds_" + part, verb="POST", resource="trainjobs",
+            dry_run="All")
+    return view
+
+
+def measure(args, bed, servers, which, concurrency, tj_path, api):
+    server = servers.get(which)
+    before_req = server.requests() if server else 0
+    before = apiserver_view(api)
+    out = sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig,
+             "--file", tj_path, "--namespace", NS, "--prefix", "adm-%s" % which, "--count",
+             str(args.count), "--concurrency", str(concurrency), "--create", "--dry-run")
+    r = json.loads(out)
+    after = apiserver_view(api)
+    row = {"config": which, "concurrency": concurrency, "count": args.count,
+           "seconds": r["seconds"], "creates_per_second": round(args.count / r["seconds"], 1),
+           "failures": r["failures"], "latency_ms": r["latency_ms"]}
+
+    def mean_ms(prefix):
+        n = after[prefix + "_count"] - before[prefix + "_count"]
+        if not n:
+            return None
+        return round(1000 * (after[prefix + "_sum"] - before[prefix + "_sum"]) / n, 3)
+    row["apiserver_request_ms"] = mean_ms("request")
+    row["apiserver_webhook_ms"] = {wh.split(".")[0]: mean_ms(wh) for wh in TRAINJOB_WEBHOOKS}
+    if server:
+        row["server_requests"] = int(server.requests() - before_req)
+        row["server_connections"] = server.connections()
+        row["server_rss_mb"] = server.service.usage()["rss_mb"]
+        row["server_peak_rss_mb"] = server.service.usage()["peak_rss_mb"]
+    return row
+
+
+def summarize(rows, configs, concurrencies):
+    """Per configuration and concurrency: the mean over rounds of the mean latency and of the
+    latency added over the same round's "none"; ratios of the added latency to the null
+    webhook's."""
+    out = []
+    for c in concurrencies:
+        base = {r["round"]: r["latency_ms"]["mean"] for r in rows
+                if r["config"] == "none" and r["concurrency"] == c}
+        added_by = {}
+        for cfg in configs:
+            mine = [r for r in rows if r["config"] == cfg and r["concurrency"] == c]
+            if not mine:
+                continue
+            mean = sum(r["latency_ms"]["mean"] for r in mine) / len(mine)
+            p99 = sum(r["latency_ms"]["p99"] for r in mine) / len(mine)
+            added = [r["latency_ms"]["mean"] - base[r["round"]] for r in mine if r["round"] in base]
+            added_by[cfg] = sum(added) / len(added) if added else None
+            out.append({"config": cfg, "concurrency": c, "rounds": len(mine),
+                        "mean_ms": round(mean, 3), "p99_ms": round(p99, 3),
+                        "creates_per_second": round(
+                            sum(r["creates_per_second"] for r in mine) / len(mine), 1),
+                        "added_ms": round(added_by[cfg], 3) if added_by[cfg] is not None else None})
+        null_added = added_by.get("null")
+        for o in out:
+            if (o["concurrency"] == c and null_added and o["added_ms"] is not None and
+                    o["config"] != "none"):
+                o["added_vs_null"] = round(o["added_ms"] / null_added, 2)
+    return out
+
+
+def table(summary):
+    lines = ["| webhooks | concurrency | creates/s | mean ms | p99 ms | added over none ms | "
+             "**added / null's** |", "|---|---|---|---|---|---|---|"]
+    for s in summary:
+        lines.append("| %s | %d | %.0f | %.3f | %.3f | %s | **%s** |" % (
+            s["config"], s["concurrency"], s["creates_per_second"], s["mean_ms"], s["p99_ms"],
+            "%.3f" % s["added_ms"] if s["added_ms"] is not None else "–",
+            "%.2f" % s["added_vs_null"] if s.get("added_vs_null") is not None else "–"))
+    return "\n".join(lines) + "\n"
+
+
+def detail(rows):
+    lines = ["| round | webhooks | conc. | mean ms | p50 | p99 | apiserver: create ms | "
+             "mutate call ms | validate call ms | server requests | connections | RSS MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        wh = r["apiserver_webhook_ms"]
+        lines.append("| %d | %s | %d | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s | %s |" % (
+            r["round"], r["config"], r["concurrency"], r["latency_ms"]["mean"],
+            r["latency_ms"]["p50"], r["latency_ms"]["p99"], r["apiserver_request_ms"],
+            wh.get("defaulter"), wh.get("validator"), r.get("server_requests", "–"),
+            r.get("server_connections", "–"), r.get("server_rss_mb", "–")))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--concurrency", default="1,16")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--upstream", action="store_true")
+    ap.add_argument("--upstream-bin", default="")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    if args.upstream:
+        args.upstream_bin = benchlib.upstream_binary(args.upstream_bin)
+    out_base = args.out or benchlib.default_out("admission")
+    doc = benchlib.envelope("admission", args)
+    concurrencies = [int(c) for c in args.concurrency.split(",")]
+    configs = ["none", "null", "ours"] + (["upstream"] if args.upstream else [])
+    work = tempfile.mkdtemp(prefix="bench-admission-")
+    rows = []
+    with benchlib.TestBed(os.path.join(work, "testbed")) as bed:
+        api = bed.api()
+        api.create_namespace(NS)
+        servers = start_servers(args, bed, work)
+        try:
+            tj_path = os.path.join(work, "trainjob.json")
+            with open(tj_path, "w") as f:
+                json.dump(trainjob(), f)
+            for rnd in range(args.rounds):
+                order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
+                for which in order:
+                    activate(bed, servers, which, api)
+                    # Warm: the apiserver's connections to the server, both sides' caches.
+                    sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig",
+                       bed.kubeconfig, "--file", tj_path, "--namespace", NS, "--prefix", "warm",
+                       "--count", "100", "--concurrency", str(max(concurrencies)), "--create",
+                       "--dry-run")
+                    for c in concurrencies:
+                        row = measure(args, bed, servers, which, c, tj_path, api)
+                        row["round"] = rnd
+                        rows.append(row)
+                        log("round %d %s c=%d: mean %.3f ms, p99 %.3f ms" % (
+                            rnd, which, c, row["latency_ms"]["mean"], row["latency_ms"]["p99"]))
+                        if row.get("server_requests") not in (None, 2 * args.count):
+                            raise RuntimeError("%s answered %d requests for %d creates" % (
+                                which, row["server_requests"], args.count))
+        finally:
+            for s in servers.values():
+                s.service.stop()
+    summary = summarize(rows, configs, concurrencies)
+    doc["results"] = rows
+    doc["summary"] = summary
+    text = ("load average %s → %s, %d creates per row, %d rounds\n\n" % (
+        doc["load_average_start"], [round(x, 2) for x in os.getloadavg()], args.count,
+        args.rounds) + table(summary) + "\n" + detail(rows))
+    print(text)
+    benchlib.write_results(doc, out_base, text)
+
+
+if __name__ == "__main__":
+    main()
