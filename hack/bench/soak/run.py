@@ -28,81 +28,39 @@ Verdict: a least-squares line through RSS over the second half of the run (the f
 warm-up: caches fill, allocator arenas settle). "flat" when its slope is below
 --threshold-mb-per-hour for both services, else "growing" and exit status 1. The threshold is
 printed with the result. Run 20 minutes or more for a verdict: warm-up lasts about 10 minutes
-here, and a shorter run's second half still climbs with it (docs/benchmarks.md, "soak").
+here, and a shorter run's second half still climbs with it (docs/benchmarks-history.md, "soak").
 
 Usage: hack/bench/soak/run.py [--minutes 10] [--rate 2] [--live 60] [--complete-every 2]
          [--burst 0] [--burst-every 240]
          [--sample-seconds 5] [--threshold-mb-per-hour 5] [--bin build/bin] [--csv FILE]
-         [--keep]   (leave the local run up afterwards; stop it with the printed command)
+         [--out BASE] [--keep]
+--keep leaves the local run up afterwards (stop it with the printed command).
+Writes the samples and the verdict to BASE.json and the report to BASE.txt (default
+.local/bench/soak-<UTC time>; hack/bench/plot.py draws RSS over time from it).
 --bin may point at a sanitizer build (build-asan/bin): ASAN_OPTIONS etc. are passed through to
 the services, so a leak report at their exit lands wherever ASAN_OPTIONS=log_path says.
 """
 
 import argparse
-import base64
 import collections
 import concurrent.futures
-import http.client
-import json
 import os
-import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "hack", "bench"))
-from benchlib import proc_cpu_rss  # noqa: E402
+import benchlib  # noqa: E402
+from benchlib import Api, proc_cpu_rss  # noqa: E402
 
 SERVICES = ("trainer-webhook", "trainer-controller")
 NS = "soak"
 TRAINER_API = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/%s/trainjobs" % NS
 JOBSET_API = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % NS
-
-
-class Api:
-    """A small Kubernetes REST client: one keep-alive HTTPS connection, admin client cert."""
-
-    def __init__(self, kubeconfig, work):
-        with open(kubeconfig) as f:
-            kc = yaml.safe_load(f)
-        cluster = kc["clusters"][0]["cluster"]
-        user = kc["users"][0]["user"]
-        files = {}
-        for key in ("certificate-authority-data", "client-certificate-data", "client-key-data"):
-            path = os.path.join(work, key)
-            with open(path, "wb") as f:
-                f.write(base64.b64decode(cluster.get(key) or user.get(key)))
-            files[key] = path
-        self.ctx = ssl.create_default_context(cafile=files["certificate-authority-data"])
-        self.ctx.load_cert_chain(files["client-certificate-data"], files["client-key-data"])
-        server = cluster["server"].split("://", 1)[1]
-        self.host, self.port = server.rsplit(":", 1)
-        self.conn = None
-
-    def call(self, method, path, body=None, content_type="application/json"):
-        """(status, decoded JSON body or None). Reconnects once on a dropped connection."""
-        data = json.dumps(body).encode() if body is not None else None
-        for attempt in (0, 1):
-            if self.conn is None:
-                self.conn = http.client.HTTPSConnection(self.host, int(self.port),
-                                                        context=self.ctx, timeout=30)
-            try:
-                self.conn.request(method, path, body=data,
-                                  headers={"Content-Type": content_type} if data else {})
-                r = self.conn.getresponse()
-                raw = r.read()
-                return r.status, (json.loads(raw) if raw else None)
-            except (http.client.HTTPException, OSError):
-                self.conn.close()
-                self.conn = None
-                if attempt:
-                    raise
-        return 0, None
 
 
 def trainjob(name, runtime):
@@ -143,7 +101,7 @@ class Churn:
 
     def api(self):
         if not hasattr(self.local, "api"):
-            self.local.api = Api(self.kubeconfig, self.work)
+            self.local.api = Api(self.kubeconfig, timeout=30)
         return self.local.api
 
     def call(self, kind, *args):
@@ -300,6 +258,12 @@ def slope_mb_per_hour(points):
 
 def report(sampler, churn, args, elapsed, load_start, load_end):
     rows = sampler.rows
+    said = []
+
+    def say(text=""):
+        print(text)
+        said.append(text)
+
     lines = ["t_s," + ",".join("%s_%s" % (s, k) for s in SERVICES
                                for k in ("rss_mb", "cpu_pct", "threads", "fds"))]
     for t, row in rows:
@@ -308,35 +272,36 @@ def report(sampler, churn, args, elapsed, load_start, load_end):
     if args.csv:
         with open(args.csv, "w") as f:
             f.write(csv_text)
-    print("\n# RSS over time (MB; CPU %% of one core over the last %ds)" % args.sample_seconds)
-    print("%8s  %12s %8s  %12s %8s" % ("t (s)", "webhook RSS", "CPU %", "ctrl RSS", "CPU %"))
+    say("\n# RSS over time (MB; CPU %% of one core over the last %ds)" % args.sample_seconds)
+    say("%8s  %12s %8s  %12s %8s" % ("t (s)", "webhook RSS", "CPU %", "ctrl RSS", "CPU %"))
     stride = max(1, len(rows) // 40)
     for i, (t, row) in enumerate(rows):
         if i % stride == 0 or i == len(rows) - 1:
             w, c = row["trainer-webhook"], row["trainer-controller"]
-            print("%8.0f  %12.1f %8.1f  %12.1f %8.1f" % (t, w[0], w[1], c[0], c[1]))
+            say("%8.0f  %12.1f %8.1f  %12.1f %8.1f" % (t, w[0], w[1], c[0], c[1]))
     half = [r for r in rows if r[0] >= rows[-1][0] / 2]
     creates_per_s = churn.counts["created"] / elapsed
     done, patched = churn.completed_and_live()
-    print("\n# summary")
-    print("date %s UTC, %.1f min, load average %s at start, %s at end, %d CPUs" % (
+    say("\n# summary")
+    say("date %s UTC, %.1f min, load average %s at start, %s at end, %d CPUs" % (
         time.strftime("%Y-%m-%d %H:%M", time.gmtime(sampler.start_time)), elapsed / 60,
         load_start, load_end, os.cpu_count()))
-    print("churn: %d created (%.2f/s, %d bursts of %d), %d deleted, %d JobSets patched "
+    say("churn: %d created (%.2f/s, %d bursts of %d), %d deleted, %d JobSets patched "
           "Completed, live %d; errors: create %d, delete %d, complete %d" % (
               churn.counts["created"], creates_per_s, churn.counts["bursts"], args.burst,
               churn.counts["deleted"],
               churn.counts["jobsets_completed"], len(churn.live), churn.counts["create_errors"],
               churn.counts["delete_errors"], churn.counts["complete_errors"]))
-    print("status path: %d/%d live TrainJobs with a Completed JobSet carry Complete=True" % (
+    say("status path: %d/%d live TrainJobs with a Completed JobSet carry Complete=True" % (
         done, patched))
-    print("mean request ms: create %.0f, delete %.0f, JobSet status %.0f" % (
+    say("mean request ms: create %.0f, delete %.0f, JobSet status %.0f" % (
         churn.mean_ms("create"), churn.mean_ms("delete"), churn.mean_ms("complete")))
     verdict = {}
-    print("| service | RSS start MB | RSS end MB | RSS max MB | slope over 2nd half MB/h | "
+    services = {}
+    say("| service | RSS start MB | RSS end MB | RSS max MB | slope over 2nd half MB/h | "
           "per created TrainJob KB | CPU s/min | threads (start→max→end) | fds (start→max→end) | "
           "verdict |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    say("|---|---|---|---|---|---|---|---|---|---|")
     for s in SERVICES:
         slope = slope_mb_per_hour([(t, row[s][0]) for t, row in half])
         per_tj_kb = slope / 3600 / creates_per_s * 1024 if creates_per_s else 0.0
@@ -346,16 +311,29 @@ def report(sampler, churn, args, elapsed, load_start, load_end):
         def span(i):
             return "%d→%d→%d" % (rows[0][1][s][i], max(row[s][i] for _, row in rows),
                                  rows[-1][1][s][i])
-        print("| %s | %.1f | %.1f | %.1f | %+.2f | %+.3f | %.1f | %s | %s | %s |" % (
+        services[s] = {"rss_start_mb": rows[0][1][s][0], "rss_end_mb": rows[-1][1][s][0],
+                       "rss_max_mb": max(row[s][0] for _, row in rows),
+                       "slope_mb_per_hour": round(slope, 2),
+                       "cpu_seconds_per_minute": round(cpu_avg, 2),
+                       "verdict": verdict[s]}
+        say("| %s | %.1f | %.1f | %.1f | %+.2f | %+.3f | %.1f | %s | %s | %s |" % (
             s, rows[0][1][s][0], rows[-1][1][s][0], max(row[s][0] for _, row in rows), slope,
             per_tj_kb, cpu_avg, span(2), span(3), verdict[s]))
-    print("threshold: flat when the slope is below %.1f MB/h" % args.threshold_mb_per_hour)
+    say("threshold: flat when the slope is below %.1f MB/h" % args.threshold_mb_per_hour)
     ok = all(v == "flat" for v in verdict.values())
     errors = sum(churn.counts[k] for k in ("create_errors", "delete_errors", "complete_errors"))
-    print("verdict: %s%s" % ("flat" if ok else "growing (%s)" % ", ".join(
+    say("verdict: %s%s" % ("flat" if ok else "growing (%s)" % ", ".join(
         s for s, v in verdict.items() if v != "flat"),
         "" if not errors and done == patched else " (churn errors or status not written)"))
-    return ok and not errors and done == patched
+    summary = {"minutes": round(elapsed / 60, 1), "services": services,
+               "churn": {k: v for k, v in churn.counts.items() if k != "notes"},
+               "status_complete": [done, patched],
+               "threshold_mb_per_hour": args.threshold_mb_per_hour,
+               "samples": [{"t": round(t, 1), **{s: {"rss_mb": round(row[s][0], 1),
+                                                    "cpu_pct": round(row[s][1], 1),
+                                                    "threads": row[s][2], "fds": row[s][3]}
+                                                for s in SERVICES}} for t, row in rows]}
+    return ok and not errors and done == patched, "\n".join(said) + "\n", summary
 
 
 def main():
@@ -375,12 +353,15 @@ def main():
     ap.add_argument("--threshold-mb-per-hour", type=float, default=5.0)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--csv", default="")
+    ap.add_argument("--out", default="")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     for s in SERVICES:
         if not os.access(os.path.join(args.bin, s), os.X_OK):
             sys.exit("soak: no %s in %s (build it or pass --bin)" % (s, args.bin))
 
+    out_base = args.out or benchlib.default_out("soak")
+    doc = benchlib.envelope("soak", args)
     work = tempfile.mkdtemp(prefix="bench-soak-")
     env = dict(os.environ, TRAINER_LOCAL_DIR=os.path.join(work, "local"),
                TRAINER_BIN_DIR=os.path.abspath(args.bin))
@@ -396,7 +377,7 @@ def main():
     ok = False
     kubeconfig = os.path.join(env["TRAINER_LOCAL_DIR"], "kubeconfig")
     try:
-        api = Api(kubeconfig, work)
+        api = Api(kubeconfig, timeout=30)
         status, body = api.call("POST", "/api/v1/namespaces",
                                 {"apiVersion": "v1", "kind": "Namespace",
                                  "metadata": {"name": NS}})
@@ -440,7 +421,10 @@ def main():
             if not os.path.exists("/proc/%d" % pid):
                 raise RuntimeError("%s (pid %d) exited during the soak; logs in %s/logs" % (
                     s, pid, testbed))
-        ok = report(sampler, churn, args, elapsed, load_start, "%.2f" % os.getloadavg()[0])
+        ok, text, doc["results"] = report(sampler, churn, args, elapsed, load_start,
+                                          "%.2f" % os.getloadavg()[0])
+        doc["results"]["ok"] = ok
+        benchlib.write_results(doc, out_base, text)
     finally:
         if args.keep:
             print("[soak] left running; stop with: TRAINER_LOCAL_DIR=%s hack/run-local.sh down"

@@ -7,7 +7,7 @@
 # examples/), so the full validation path runs without a cluster; certificates are generated.
 #
 #   hack/bench/webhook/run.sh [--bin build/bin/trainer-webhook] [--duration 15] [--threads 64]
-#                             [--nice -10] [--rt] [--upstream]
+#                             [--nice -10] [--rt] [--upstream] [--out BASE]
 # --nice runs the benchmark in its own session (so its own scheduler autogroup, which is what
 # CFS shares the CPUs between) at that niceness (negative values need root): on a machine shared
 # with compilers it then measures the webhook rather than the scheduler.
@@ -22,7 +22,9 @@
 # torch-distributed ClusterTrainingRuntime applied), with leader election, cert management and
 # metrics off, and its serving certificate (the same one as ours) in
 # $TMPDIR/k8s-webhook-server/serving-certs, controller-runtime's default cert dir.
-# Prints a markdown table (paste it into docs/benchmarks.md, section "webhook").
+# Each row also reads both servers' RSS (VmRSS) and peak RSS (VmHWM) right after its load.
+# Prints a markdown table and writes it with the results as JSON to BASE.txt and BASE.json
+# (default .local/bench/webhook-<UTC time>; hack/bench/plot.py draws docs/benchmarks/ from it).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -34,6 +36,7 @@ threads=64
 nice_level=0
 rt=()
 upstream=0
+out_base=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
@@ -42,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --nice) nice_level="$2"; shift 2 ;;
     --rt) rt=(chrt -r 10); shift ;;
     --upstream) upstream=1; shift ;;
+    --out) out_base="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +64,7 @@ if ((upstream)); then
 fi
 
 work="$(mktemp -d /tmp/webhook-bench.XXXXXX)"
+export BENCH_ROOT="$root"
 pid=""
 upstream_pid=""
 cleanup() {
@@ -153,6 +158,12 @@ CONFIG
   grep -q '"patchType":"JSONPatch"' <<<"$out" || { echo "upstream mutate answered: $out" >&2; exit 1; }
 fi
 
+# rss_of <pid>: "VmRSS VmHWM" in MB.
+rss_of() {
+  awk '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END {printf "%.1f %.1f\n", r / 1024, h / 1024}' \
+    "/proc/$1/status"
+}
+
 # run <url> <connections> <wrk threads> <rate or 0>: prints "rps p50 p99 errors"
 run() {
   local line
@@ -167,29 +178,70 @@ run() {
   echo "$rps $p50 $p99 $((err + non2xx))"
 }
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), autogroup: $(cat /proc/self/autogroup), ${rt[*]:-no realtime}, $duration s per row"
+[[ -n "$out_base" ]] || out_base="$root/.local/bench/webhook-$(date -u +%Y%m%d-%H%M%S)"
+mkdir -p "$(dirname "$out_base")"
+rows_tsv="$work/rows.tsv"
+: >"$rows_tsv"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+{
+echo "load average before: $load_start, autogroup: $(cat /proc/self/autogroup), ${rt[*]:-no realtime}, $duration s per row"
 echo
 rows=("paced, 1 ms think time|1|1|1000" "paced, 4 ms think time per conn|16|2|4000" "max|1|1|0" "max|16|2|0")
 if ((upstream)); then
-  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors | upstream req/s | upstream p50 ms | upstream p99 ms | upstream errors | **req/s ours/upstream** | p99 upstream/ours |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors | RSS MB | upstream req/s | upstream p50 ms | upstream p99 ms | upstream errors | upstream RSS MB | **req/s ours/upstream** | p99 upstream/ours |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 else
-  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors | RSS MB |"
+  echo "|---|---|---|---|---|---|---|---|"
 fi
 for name in validate mutate; do
   url=${!name}
   for row in "${rows[@]}"; do
     IFS='|' read -r load conns wrk_threads rate <<<"$row"
     read -r rps p50 p99 err < <(run "$url" "$conns" "$wrk_threads" "$rate")
+    read -r rss hwm < <(rss_of "$pid")
     if ((upstream)); then
       uurl_var="upstream_$name"
       read -r urps up50 up99 uerr < <(run "${!uurl_var}" "$conns" "$wrk_threads" "$rate")
+      read -r urss uhwm < <(rss_of "$upstream_pid")
       ratio=$(python3 -c "print(f'{$rps / max($urps, 1):.2f}')")
       tail_ratio=$(python3 -c "print(f'{$up99 / max($p99, 0.001):.1f}')")
-      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err | $urps | $up50 | $up99 | $uerr | **$ratio** | $tail_ratio |"
+      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err | $rss | $urps | $up50 | $up99 | $uerr | $urss | **$ratio** | $tail_ratio |"
     else
-      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err |"
+      urps="" up50="" up99="" uerr="" urss="" uhwm=""
+      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err | $rss |"
     fi
+    printf '%s\t' "$name" "$load" "$conns" "$rate" "$rps" "$p50" "$p99" "$err" "$rss" "$hwm" \
+      "$urps" "$up50" "$up99" "$uerr" "$urss" >>"$rows_tsv"
+    printf '%s\n' "$uhwm" >>"$rows_tsv"
   done
 done
+} | tee "$work/table.txt"
+
+# The same rows as JSON (benchlib's results document).
+python3 - "$rows_tsv" "$out_base" "$work/table.txt" "$load_start" "${rt[*]:-}" "$nice_level" \
+  "$duration" "$threads" "$upstream" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["BENCH_ROOT"], "hack", "bench"))
+import benchlib
+rows_tsv, out, table, load_start, rt, nice, duration, threads, upstream = sys.argv[1:]
+num = lambda v: (float(v) if "." in v else int(v)) if v not in ("", None) else None
+keys = ["webhook", "load", "connections", "rate", "rps", "p50_ms", "p99_ms", "errors", "rss_mb",
+        "peak_rss_mb", "upstream_rps", "upstream_p50_ms", "upstream_p99_ms", "upstream_errors",
+        "upstream_rss_mb", "upstream_peak_rss_mb"]
+rows = []
+for line in open(rows_tsv):
+    r = dict(zip(keys, line.rstrip("\n").split("\t")))
+    r = {k: (v if k in ("webhook", "load") else num(v)) for k, v in r.items()}
+    r["paced"] = bool(r["rate"])
+    if r["upstream_rps"]:
+        r["ratio_rps"] = round(r["rps"] / max(r["upstream_rps"], 1), 2)
+        r["ratio_p99"] = round(r["upstream_p99_ms"] / max(r["p99_ms"], 0.001), 2)
+    rows.append(r)
+doc = benchlib.envelope("webhook", None)
+doc["load_average_start"] = [float(x) for x in load_start.split()]
+doc["args"] = {"rt": bool(rt), "nice": int(nice), "duration_seconds": int(duration),
+               "threads": int(threads), "upstream": upstream == "1"}
+doc["results"] = rows
+benchlib.write_results(doc, out, open(table).read())
+PY
