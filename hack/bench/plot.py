@@ -157,11 +157,13 @@ def scale(doc, out):
 def admission(doc, out):
     summary = doc["summary"]
     concs = sorted({s["concurrency"] for s in summary})
-    configs = [c for c in ("none", "null", "ours", "upstream")
-               if any(s["config"] == c for s in summary)]
+    configs = list(dict.fromkeys(s["config"] for s in summary))
     colors = {"none": FLOOR2, "null": NULL, "ours": OURS, "upstream": UPSTREAM}
     labels = {"none": "no webhook", "null": "null webhook", "ours": "trainer-webhook",
               "upstream": "upstream v2.3.0"}
+    for c in configs:
+        colors.setdefault(c, "#98df8a")  # null-webhook variants (--null-variant)
+        labels.setdefault(c, c)
     fig, ax = plt.subplots()
     series = []
     for c in configs:

@@ -26,7 +26,10 @@ Derived: "added" = a configuration's mean latency minus the same round's "none" 
 compares ours' added latency with the null webhook's (ours/null <= 1.10).
 
 Usage: hack/bench/admission/run.py [--count 1000] [--concurrency 1,16] [--rounds 3]
-         [--upstream] [--upstream-bin PATH] [--bin build/bin] [--out BASE]
+         [--upstream] [--upstream-bin PATH] [--null-variant NAME=ARGS ...] [--bin build/bin]
+         [--out BASE]
+--null-variant adds a null webhook answering differently (a JSONPatch on mutate, a bigger
+response), to take apart what the apiserver pays for: what ours answers, or its server.
 Writes BASE.json and BASE.txt (default .local/bench/admission-<time>); about 1 minute per round
 at --count 1000 (2 cores, idle), plus ~30 s to start.
 """
@@ -95,15 +98,17 @@ def start_servers(args, bed, work):
     ctx = ssl.create_default_context(cafile=os.path.join(bed.pki, "ca.crt"))
     servers = {}
 
-    port = free_port()
-    null = benchlib.Service([os.path.join(args.bin, "trainer-bench-null-webhook"), "--cert-dir",
-                             certs, "--port", str(port)], os.path.join(work, "null.log"))
+    for name, extra in [("null", [])] + args.null_variant:
+        port = free_port()
+        null = benchlib.Service([os.path.join(args.bin, "trainer-bench-null-webhook"),
+                                 "--cert-dir", certs, "--port", str(port), *extra],
+                                os.path.join(work, name + ".log"))
 
-    def null_requests(port=port):
-        with urllib.request.urlopen("https://127.0.0.1:%d/stats" % port, context=ctx,
-                                    timeout=5) as r:
-            return json.loads(r.read())["requests"]
-    servers["null"] = Server("null", null, port, null_requests)
+        def null_requests(port=port):
+            with urllib.request.urlopen("https://127.0.0.1:%d/stats" % port, context=ctx,
+                                        timeout=5) as r:
+                return json.loads(r.read())["requests"]
+        servers[name] = Server(name, null, port, null_requests)
 
     port, health, metrics = free_port(), free_port(), free_port()
     ours = benchlib.Service(
@@ -275,12 +280,22 @@ def detail(rows):
     return "\n".join(lines) + "\n"
 
 
+def null_variant(text):
+    name, _, extra = text.partition("=")
+    return "null-" + name, extra.split()  # not shlex: JSON keeps its quotes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--concurrency", default="1,16")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--upstream", action="store_true")
+    ap.add_argument("--null-variant", action="append", default=[], type=null_variant,
+                    metavar="NAME=ARGS",
+                    help="one more null webhook, configuration null-NAME, with these "
+                         "trainer-bench-null-webhook arguments, split at spaces (e.g. "
+                         "patch='--mutate-patch [{\"op\":\"add\",...}]', pad='--pad 2000')")
     ap.add_argument("--upstream-bin", default="")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--out", default="")
@@ -290,7 +305,8 @@ def main():
     out_base = args.out or benchlib.default_out("admission")
     doc = benchlib.envelope("admission", args)
     concurrencies = [int(c) for c in args.concurrency.split(",")]
-    configs = ["none", "null", "ours"] + (["upstream"] if args.upstream else [])
+    configs = (["none", "null"] + [name for name, _ in args.null_variant] + ["ours"] +
+               (["upstream"] if args.upstream else []))
     work = tempfile.mkdtemp(prefix="bench-admission-")
     rows = []
     with benchlib.TestBed(os.path.join(work, "testbed")) as bed:
