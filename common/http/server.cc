@@ -67,9 +67,9 @@ bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
 // the next read (a "100 Continue" must reach the client before we wait for the body): httplib
 // writes a response's status line and headers, then its body, and over TLS each write is a
 // record, a send() and a wakeup of the client; one record per response is measurably cheaper on
-// both ends (docs/benchmarks.md, webhook). The socket is non-blocking and every wait is a poll()
-// with the server's timeouts, so a client that stops halfway through a request cannot hold the
-// thread beyond them.
+// both ends (docs/benchmarks-history.md, webhook). The socket is non-blocking and every wait is a
+// poll() with the server's timeouts, so a client that stops halfway through a request cannot hold
+// the thread beyond them.
 class ConnStream final : public httplib::Stream {
  public:
   ConnStream(int sock, SSL* ssl, std::chrono::microseconds read_timeout,

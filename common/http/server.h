@@ -2,8 +2,8 @@
 // an admission webhook's traffic pattern: a few long-lived keep-alive connections from the
 // kube-apiserver, each carrying thousands of small requests.
 //
-// What the defaults are and why (measured, see docs/benchmarks.md and the cpp-httplib notes):
-// TCP_NODELAY (otherwise every response waits ~40 ms on Nagle + delayed ACK); keep-alive of
+// What the defaults are and why (measured, see docs/benchmarks-history.md and the cpp-httplib
+// notes): TCP_NODELAY (otherwise every response waits ~40 ms on Nagle + delayed ACK); keep-alive of
 // 100000 requests / 60 s (httplib's default closes after 5 requests: a TLS handshake every 5
 // admissions); a thread pool larger than the expected number of connections, because an idle
 // keep-alive connection holds its thread, and more threads are started on demand (up to

@@ -35,9 +35,10 @@ a rerun skips the units already there (resumable; --force redoes them):
 Ratio = controller seconds / floor seconds. At the end, every unit of RESULTS is combined into
 RESULTS/scale.json (the document hack/bench/plot.py reads) and printed as a table.
 
-How long it takes (2 cores): 1k about 3 min, 10k about 25 min (upstream alone ~10 min of it at
-QPS 50), 100k about 2.5 h (estimated from 10k; etcd holds ~1 GB then). Run the sizes apart with
---sizes, and add upstream's with --upstream-sizes: the results directory collects them.
+How long it takes (2 cores, idle): 1k about 3 min (8 min at load average 22), 10k about 25 min
+(upstream alone ~12 of them at QPS 50), 100k about 1.5 h (estimated: ten times 10k per unit;
+etcd then holds ~1.4 GB). Run the sizes apart with --sizes, and add upstream's with
+--upstream-sizes: the results directory collects them.
 
 Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10000]
          [--floors writes,jobsets] [--workers 5] [--results DIR] [--force]

@@ -116,8 +116,8 @@ openssl pkey -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
 chmod 600 "$PKI"/*.key
 
 # --- etcd ----------------------------------------------------------------------------------------
-# An 8 GiB backend quota: etcd's default, 2 GiB, is too tight for hack/bench/scale.py at 100,000
-# TrainJobs (three objects each, and their history until the apiserver compacts it).
+# An 8 GiB backend quota: etcd's default, 2 GiB, is tight for hack/bench/scale.py at 100,000
+# TrainJobs (14 MB at 1,000: three objects each, and their history until compaction).
 ETCD_PORT=$(testbed_free_port)
 ETCD_PEER_PORT=$(testbed_free_port)
 ETCD_URL="http://127.0.0.1:$ETCD_PORT"
