@@ -79,6 +79,11 @@ bool ManagedByOther(const json::Value& trainjob) {
   return managed_by->AsString() != api::kTrainJobControllerManagedBy;
 }
 
+bool IsBeingDeleted(const json::Value& trainjob) {
+  const json::Value* meta = trainjob.Find("metadata");
+  return meta != nullptr && meta->Has("deletionTimestamp");
+}
+
 std::string StateOf(const api::TrainJob& job) {
   const std::vector<api::Condition>& cs = job.status.conditions;
   if (framework::IsStatusConditionTrue(cs, kConditionComplete)) return "Complete";
@@ -241,7 +246,11 @@ StatusOr<json::Value> TrainJobReconciler::GetTrainJob(std::string_view ns, std::
     return IsNotFound(live.status()) ? live.status()
                                      : live.status().WithContext("getting TrainJob " + key);
   }
-  if (!confirm) {
+  // A TrainJob being deleted gets no object writes (ReconcileTrainJob), so confirming it adds
+  // nothing: a deletionTimestamp is never removed, and a stale cached copy only means the
+  // TrainJob is already gone. During a foreground deletion every owned object's deletion would
+  // otherwise cost a read.
+  if (!confirm || IsBeingDeleted(*live)) {
     return live;
   }
   Status confirmed = ConfirmLive(ns, name, *live);
@@ -281,6 +290,11 @@ ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_v
 ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
                                                       const json::Value& live, api::TrainJob& job) {
   const api::TrainJobStatus prev = api::Clone(job.status);
+  // Being deleted (a foreground deletion, or the namespace's): the garbage collector is removing
+  // the owned objects and waits for them; applying them again would re-create them for as long
+  // as the TrainJob exists, and the deletion would never finish. Upstream v2.3.0 has no such
+  // check and re-creates them at its client's rate limit.
+  const bool deleting = job.metadata.deletion_timestamp.has_value();
   const std::string runtime_key = api::RuntimeRegistryKey(job.spec.runtime_ref);
   core::Runtime* runtime = deps_.runtimes ? deps_.runtimes(runtime_key) : nullptr;
   ObjectsOutcome objects;
@@ -289,7 +303,7 @@ ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
     // is never written. Failed is terminal: write it and stop retrying.
     SetCondition(job, kConditionFailed, "True", kReasonRuntimeNotSupported,
                  "unsupported runtime: " + runtime_key);
-  } else if (!framework::IsTrainJobFinished(job)) {
+  } else if (!framework::IsTrainJobFinished(job) && !deleting) {
     objects = ReconcileObjects(*runtime, live, job);
   }
   SetSuspendedCondition(job);
@@ -297,7 +311,8 @@ ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
   if (runtime != nullptr) {
     Status status_err = SetTrainJobStatus(*runtime, job);
     // Without a JobSet (its apply just failed) there is no status to read: that is the same
-    // error, already reported.
+    // error, already reported. A TrainJob being deleted loses its JobSet first: no error.
+    if (deleting && IsNotFound(status_err)) status_err = OkStatus();
     if (err.ok()) err = status_err;
     if (options_.lifecycle_conditions && !objects.failed()) SetLifecycleConditions(job);
   }

@@ -334,6 +334,41 @@ TEST_CASE("an owned object's deletion: the TrainJob is confirmed with the apiser
   }
 }
 
+TEST_CASE("a TrainJob being deleted: no object is re-created, no confirming read", "[reconciler]") {
+  // A foreground deletion: the garbage collector deletes the JobSet and the snapshot while the
+  // TrainJob, marked with a deletionTimestamp, waits for them. Applying them again would
+  // re-create them for as long as the TrainJob exists, and the deletion would never finish.
+  Fixture f;
+  f.cluster.Put(TrainJob("tj"));
+  REQUIRE(f.Run().error.ok());
+  f.Job()["metadata"].Set("deletionTimestamp", "2026-01-01T00:00:20Z");
+  f.cluster.Remove("JobSet", "ns", "tj");
+  f.cluster.Remove("ConfigMap", "ns", "tj-runtime-snapshot");
+  int live_reads = 0;
+  TrainJobReconciler::Deps deps;
+  deps.reader = &f.overlay;
+  deps.overlay = &f.overlay;
+  deps.writer = &f.cluster;
+  deps.runtimes = [&f](std::string_view key) -> core::Runtime* {
+    return key == kCTRKey ? &f.runtime : nullptr;
+  };
+  deps.now = [&f] { return f.now; };
+  deps.get_live = [&](std::string_view, std::string_view) -> StatusOr<json::Value> {
+    ++live_reads;
+    return f.Job().Clone();
+  };
+  TrainJobReconciler r(std::move(deps), f.options);
+  const size_t writes = f.cluster.writes().size();
+  r.ConfirmNextPass("ns/tj");  // as the owned objects' delete events do
+  ReconcileResult result = r.Reconcile("ns", "tj");
+  CHECK(result.error.ok());  // a missing JobSet is no error for a TrainJob being deleted
+  CHECK(live_reads == 0);
+  CHECK(f.cluster.writes().size() == writes);
+  CHECK(f.cluster.Find("JobSet", "ns", "tj") == nullptr);
+  CHECK(f.cluster.Find("ConfigMap", "ns", "tj-runtime-snapshot") == nullptr);
+  CHECK(f.runtime.new_objects_calls == 1);
+}
+
 TEST_CASE("suspend and resume", "[reconciler]") {
   Fixture f;
   f.cluster.Put(TrainJob("tj", R"(,"suspend":true)"));
