@@ -17,6 +17,34 @@ flags::FlagSet Flags(Options& o) {
       {"webhook-threads",
        "HTTPS threads kept when idle; each open connection has one and more start on demand.",
        flags::Int(&o.threads, 1, 512)},
+      {"cert-management",
+       "Issue, renew and rotate the serving certificate in-process, kept in Secret "
+       "--webhook-secret-name, and keep caBundle of both webhook configurations (instead of "
+       "reading --cert-dir).",
+       flags::Bool(&o.cert_management)},
+      {"webhook-service-name",
+       "The webhook Service: the certificate is for <name>.<namespace>.svc (cert management).",
+       flags::String(&o.webhook_service_name, "NAME")},
+      {"webhook-secret-name", "The Secret holding the certificates (cert management).",
+       flags::String(&o.webhook_secret_name, "NAME")},
+      {"webhook-secret-namespace",
+       "Namespace of the Secret and the Service; default the pod's namespace (cert management).",
+       flags::String(&o.webhook_secret_namespace, "NAMESPACE")},
+      {"mutating-webhook-configuration",
+       "MutatingWebhookConfiguration whose caBundle is kept (cert management).",
+       flags::String(&o.mutating_webhook_configuration, "NAME")},
+      {"validating-webhook-configuration",
+       "ValidatingWebhookConfiguration whose caBundle is kept (cert management).",
+       flags::String(&o.validating_webhook_configuration, "NAME")},
+      {"cert-propagation-delay",
+       "During a CA rotation: how long both configurations trust the new CA before a "
+       "certificate of it is served (cert management).",
+       flags::Duration(&o.cert_propagation, std::chrono::seconds(1))},
+      {"cert-report-interval",
+       "During a CA rotation: how often each replica reports which CA it serves; the old CA "
+       "leaves caBundle once every replica reporting within three intervals serves the new one "
+       "(cert management).",
+       flags::Duration(&o.cert_report_interval, std::chrono::seconds(1))},
       {"offline-runtimes",
        "Serve the runtimes in this manifest file instead of the cluster's (development and "
        "benchmarks); repeatable.",
@@ -47,13 +75,24 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   flags::FlagSet fs = Flags(o);
   RETURN_IF_ERROR(fs.Parse(args));
   o.help = fs.help();
-  ASSIGN_OR_RETURN(std::optional<service::Configuration> cfg,
-                   service::LoadConfiguration(fs, {"webhook.port", "webhook.host"}, o.frame));
-  if (cfg && cfg->Has("webhook.port") && !fs.Given("port")) {
+  ASSIGN_OR_RETURN(
+      std::optional<service::Configuration> cfg,
+      service::LoadConfiguration(fs, {"webhook.port", "webhook.host", "certManagement"}, o.frame));
+  if (!cfg) {
+    return o;
+  }
+  if (cfg->Has("webhook.port") && !fs.Given("port")) {
     o.port = cfg->webhook_port;
   }
-  if (cfg) {
-    o.host = cfg->webhook_host;
+  o.host = cfg->webhook_host;
+  if (cfg->Has("certManagement.enable") && !fs.Given("cert-management")) {
+    o.cert_management = cfg->cert_management_enable;
+  }
+  if (cfg->Has("certManagement.webhookServiceName") && !fs.Given("webhook-service-name")) {
+    o.webhook_service_name = cfg->webhook_service_name;
+  }
+  if (cfg->Has("certManagement.webhookSecretName") && !fs.Given("webhook-secret-name")) {
+    o.webhook_secret_name = cfg->webhook_secret_name;
   }
   return o;
 }

@@ -2,7 +2,8 @@
 // Configuration file (common/service/configuration.h). Names follow upstream's manager and
 // controller-runtime (--metrics-bind-address, --health-probe-bind-address, --kubeconfig) and klog
 // (-v); `trainer-webhook --help` lists them. Of the file, the webhook uses webhook.port,
-// webhook.host, metrics and health.healthProbeBindAddress; the rest is logged as ignored (its
+// webhook.host, metrics, health.healthProbeBindAddress and the certManagement fields it sets
+// (their defaults are upstream's Service name, not ours); the rest is logged as ignored (its
 // client is not rate-limited by clientConnection: APF protects the apiserver, and a client-side
 // limit would slow admissions that read PriorityClasses or JobSets).
 //
@@ -11,6 +12,7 @@
 //   StatusOr<Options> o = ParseOptions({"--port=9443", "--cert-dir", "/certs"});
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -24,6 +26,17 @@ struct Options {
   int port = 9443;
   std::string host;  // webhook.host of the file; "" = every interface
   std::string cert_dir = "/tmp/k8s-webhook-server/serving-certs";
+  // Built-in certificate management (upstream's certManagement; certs/rotator.h): the serving
+  // certificate is issued, renewed and rotated in-process through the Secret, and caBundle of
+  // both configurations kept, instead of read from cert_dir.
+  bool cert_management = false;
+  std::string webhook_service_name = "trainer-webhook";
+  std::string webhook_secret_name = "kubeflow-trainer-webhook-cert";
+  std::string webhook_secret_namespace;  // "" = the pod's namespace
+  std::string mutating_webhook_configuration = "defaulter.trainer.kubeflow.org";
+  std::string validating_webhook_configuration = "validator.trainer.kubeflow.org";
+  std::chrono::milliseconds cert_propagation{60000};
+  std::chrono::milliseconds cert_report_interval{20000};
   std::string kubeconfig;
   size_t threads = 16;
   std::vector<std::string> offline_runtimes;

@@ -1,6 +1,11 @@
 // WebhookService (see service.h).
 #include "webhook/service.h"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+
 #include "common/files/files.h"
 #include "common/kube/curl/config.h"
 #include "common/log/log.h"
@@ -59,15 +64,72 @@ Status WebhookService::NewReader(const Options& options) {
   if (!c.ok()) {
     return c.status().WithContext("creating the Kubernetes client");
   }
+  namespace_ = cfg->default_namespace;
   client_ = std::move(c).value();
   reader_ = NewInformerClusterReader(client_.get());
   return OkStatus();
 }
 
+namespace {
+
+// This replica's name in the certificate Secret's reports: the pod (POD_NAME from the downward
+// API), else this host and process.
+std::string ReplicaName() {
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') {
+    return pod;
+  }
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return std::string(host) + "-" + std::to_string(getpid());
+}
+
+}  // namespace
+
+Status WebhookService::StartCertManagement(const Options& options, http::CertWatcher& certs) {
+  if (client_ == nullptr) {
+    return InvalidArgumentError("--cert-management needs a cluster, not --offline-runtimes");
+  }
+  certs::RotatorOptions ro;
+  ro.ns = options.webhook_secret_namespace.empty() ? namespace_ : options.webhook_secret_namespace;
+  ro.secret_name = options.webhook_secret_name;
+  ro.mutating_configuration = options.mutating_webhook_configuration;
+  ro.validating_configuration = options.validating_webhook_configuration;
+  ro.replica = ReplicaName();
+  // Upstream names <service>.<namespace>.svc, what the apiserver dials; the cluster-local form
+  // serves clients that use it.
+  std::string svc = options.webhook_service_name + "." + ro.ns + ".svc";
+  ro.policy.dns_names = {svc, svc + ".cluster.local"};
+  ro.policy.propagation =
+      std::chrono::duration_cast<std::chrono::seconds>(options.cert_propagation);
+  ro.policy.report_interval =
+      std::chrono::duration_cast<std::chrono::seconds>(options.cert_report_interval);
+  ro.serve = [&certs](const certs::KeyPair& pair, const std::string& ca) {
+    return certs.Use(pair.cert_pem, pair.key_pem, ca);
+  };
+  RETURN_IF_ERROR(certs::ValidateRotatorOptions(ro));
+  log::Info("managing the serving certificate",
+            {{"secret", ro.ns + "/" + ro.secret_name}, {"dnsName", svc}, {"replica", ro.replica}});
+  rotator_ = std::make_unique<certs::Rotator>(*client_, std::move(ro));
+  rotator_->Start();
+  return OkStatus();
+}
+
+Status WebhookService::Run(std::stop_token stop) {
+  Status s = service::ServeUntilStopped().Run(stop);
+  if (rotator_ != nullptr) {
+    rotator_->Stop();
+  }
+  return s;
+}
+
 Status WebhookService::Init(const Options& options, service::Frame& frame) {
-  http::CertWatcher& certs =
-      frame.AddCertificates({.cert_dir = options.cert_dir, .registry = &frame.registry()});
+  // With cert management the pair comes from the rotator (CertWatcher::Use), not a directory.
+  http::CertWatcher& certs = frame.AddCertificates(
+      {.cert_dir = options.cert_management ? "" : options.cert_dir, .registry = &frame.registry()});
   RETURN_IF_ERROR(NewReader(options));
+  if (options.cert_management) {
+    RETURN_IF_ERROR(StartCertManagement(options, certs));
+  }
   StatusOr<std::unique_ptr<core::Runtimes>> runtimes = core::Runtimes::New(*reader_, NowRfc3339);
   if (!runtimes.ok()) {
     return runtimes.status().WithContext("building the runtime registry");
@@ -79,8 +141,10 @@ Status WebhookService::Init(const Options& options, service::Frame& frame) {
   server_options.threads = options.threads;
   http::Server& server = frame.AddServer("webhook", std::move(server_options));
   mux_.Mount(server);
-  frame.probes().AddReadyz("readyz", [&certs, &server] {
-    if (!certs.ready()) {
+  frame.probes().AddReadyz("readyz", [this, &certs, &server] {
+    // Managed: also both configurations trust the CA of what is served (upstream's rotator is
+    // ready once the CA is injected).
+    if (!certs.ready() || (rotator_ != nullptr && !rotator_->ready())) {
       return UnavailableError("certificates are not ready");
     }
     return server.running() ? OkStatus() : UnavailableError("webhook server not started");

@@ -1,10 +1,12 @@
 // WebhookService: trainer-webhook in its service frame (common/service/frame.h). Upstream serves
 // the webhooks from cmd/trainer-controller-manager; here they are a service of their own, so
 // admission scales and restarts apart from the controller. New wires:
-//   the serving certificate (reloaded from --cert-dir) -> the HTTPS server on --port with the
-//   four webhooks (webhook/webhooks.h), reading runtimes from informer caches (or from manifest
-//   files with --offline-runtimes); readiness: certificate loaded, server started, runtime
-//   caches synced. Its work is all in the server: Run only waits for the stop.
+//   the serving certificate (reloaded from --cert-dir, or with --cert-management kept by the
+//   certificate rotator, certs/rotator.h, and handed over in-process) -> the HTTPS server on --port
+//   with the four webhooks (webhook/webhooks.h), reading runtimes from informer caches (or from
+//   manifest files with --offline-runtimes); readiness: certificate loaded (and, managed, its CA
+//   in both configurations), server started, runtime caches synced. Its work is all in the
+//   server: Run waits for the stop, then stops the rotator.
 //
 //   service::Frame frame(options.frame);
 //   return frame.Run([&](service::Frame& f) { return WebhookService::New(options, f); });
@@ -13,6 +15,7 @@
 #include <memory>
 #include <stop_token>
 
+#include "certs/rotator.h"
 #include "common/kube/curl/client.h"
 #include "common/service/frame.h"
 #include "runtime/core/registry.h"
@@ -26,15 +29,20 @@ class WebhookService final : public service::Runnable {
  public:
   static StatusOr<std::unique_ptr<service::Runnable>> New(const Options& options,
                                                           service::Frame& frame);
-  Status Run(std::stop_token stop) override { return service::ServeUntilStopped().Run(stop); }
+  // Serves until stopped, then stops the certificate rotator (if any).
+  Status Run(std::stop_token stop) override;
 
  private:
   explicit WebhookService(metrics::Registry& registry) : mux_(&registry) {}
   Status Init(const Options& options, service::Frame& frame);
   // The cluster reader: informer caches through a client, or --offline-runtimes files.
   Status NewReader(const Options& options);
+  // --cert-management: the rotator keeps the Secret and caBundle and hands pairs to `certs`.
+  Status StartCertManagement(const Options& options, http::CertWatcher& certs);
 
   std::unique_ptr<kube::CurlClient> client_;
+  std::string namespace_;  // the client's default: in-cluster, the pod's
+  std::unique_ptr<certs::Rotator> rotator_;
   std::unique_ptr<ClusterReader> reader_;
   std::unique_ptr<core::Runtimes> runtimes_;
   AdmissionMux mux_;

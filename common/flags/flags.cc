@@ -120,6 +120,43 @@ Value Double(double* dest, double lo, double hi) {
           }};
 }
 
+namespace {
+
+// Go's time.Duration.String() for whole milliseconds: "1m30s", "500ms", "0s".
+std::string FormatGoDuration(std::chrono::milliseconds d) {
+  int64_t ms = d.count();
+  if (ms == 0) return "0s";
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  std::string out;
+  if (ms >= 3600000) out += std::to_string(ms / 3600000) + "h";
+  if (ms >= 60000) out += std::to_string(ms / 60000 % 60) + "m";
+  int64_t rest = ms % 60000;
+  out += std::to_string(rest / 1000);
+  if (rest % 1000 != 0) {
+    std::string frac = std::to_string(1000 + rest % 1000).substr(1);
+    while (frac.back() == '0') frac.pop_back();
+    out += "." + frac;
+  }
+  return out + "s";
+}
+
+}  // namespace
+
+Value Duration(std::chrono::milliseconds* dest, std::chrono::milliseconds min) {
+  return {.placeholder = "DURATION",
+          .default_text = dest->count() == 0 ? "" : FormatGoDuration(*dest),
+          .set = [dest, min](std::string_view text) -> Status {
+            StatusOr<std::chrono::milliseconds> d = ParseGoDuration(text);
+            if (!d.ok()) return d.status();
+            if (*d < min) {
+              return InvalidArgumentError(std::string(text) + " is shorter than " +
+                                          FormatGoDuration(min));
+            }
+            *dest = *d;
+            return OkStatus();
+          }};
+}
+
 StatusOr<int64_t> ParseInt(std::string_view text, int64_t lo, int64_t hi) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

@@ -56,6 +56,9 @@ Value Bool(bool* dest);
 // One of `choices`: "expected text or json, got \"xml\"".
 Value OneOf(std::string* dest, std::vector<std::string> choices);
 Value Double(double* dest, double lo, double hi);
+// A Go duration ("15s", "1m30s", "500ms"; ParseGoDuration), at least `min`.
+Value Duration(std::chrono::milliseconds* dest,
+               std::chrono::milliseconds min = std::chrono::milliseconds(0));
 // An integer in [lo, hi] (decimal).
 StatusOr<int64_t> ParseInt(std::string_view text, int64_t lo, int64_t hi);
 template <typename T>

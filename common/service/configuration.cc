@@ -257,6 +257,17 @@ void ReadServing(const json::Value& doc, Configuration& cfg) {
       v && !v->AsString().empty()) {
     cfg.health_probe_bind_address = v->AsString();
   }
+  if (const json::Value* v = At(doc, "certManagement", "enable")) {
+    cfg.cert_management_enable = v->AsBool();
+  }
+  if (const json::Value* v = At(doc, "certManagement", "webhookServiceName");
+      v && !v->AsString().empty()) {
+    cfg.webhook_service_name = v->AsString();
+  }
+  if (const json::Value* v = At(doc, "certManagement", "webhookSecretName");
+      v && !v->AsString().empty()) {
+    cfg.webhook_secret_name = v->AsString();
+  }
 }
 
 void ReadControllers(const json::Value& doc, Configuration& cfg) {

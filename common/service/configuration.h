@@ -48,6 +48,10 @@ struct Configuration {
   std::optional<double> qps;     // clientConnection.qps (default 50 when the file sets none)
   std::optional<int32_t> burst;  // clientConnection.burst (default 100)
   std::map<std::string, bool> feature_gates;
+  // certManagement: upstream's built-in certificate rotation.
+  bool cert_management_enable = true;
+  std::string webhook_service_name = "kubeflow-trainer-controller-manager";
+  std::string webhook_secret_name = "kubeflow-trainer-webhook-cert";
 
   // Every field the file sets (not null, not ""), as a path: "metrics.bindAddress",
   // "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]", "featureGates[X]".

@@ -84,13 +84,48 @@ TEST_CASE("--config: the webhook's fields apply, flags win, the rest is listed a
             "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]",
             "controller.groupKindConcurrency[TrainingRuntime.trainer.kubeflow.org]",
             "controller.groupKindConcurrency[ClusterTrainingRuntime.trainer.kubeflow.org]",
-            "certManagement.enable", "certManagement.webhookServiceName",
-            "certManagement.webhookSecretName", "clientConnection.qps", "clientConnection.burst",
-            "statusServer.port", "statusServer.qps", "statusServer.burst"});
-  o = ParseOptions({"--config", kUpstreamConfig, "--port=10443", "--metrics-bind-address=:8080"});
+            "clientConnection.qps", "clientConnection.burst", "statusServer.port",
+            "statusServer.qps", "statusServer.burst"});
+  // certManagement as the file sets it: upstream's Service name, since the file names it.
+  CHECK(o->cert_management);
+  CHECK(o->webhook_service_name == "kubeflow-trainer-controller-manager");
+  CHECK(o->webhook_secret_name == "kubeflow-trainer-webhook-cert");
+  o = ParseOptions({"--config", kUpstreamConfig, "--port=10443", "--metrics-bind-address=:8080",
+                    "--cert-management=false", "--webhook-service-name=trainer-webhook"});
   REQUIRE(o.ok());
   CHECK(o->port == 10443);
   CHECK(o->frame.metrics_bind_address == ":8080");
+  CHECK_FALSE(o->cert_management);
+  CHECK(o->webhook_service_name == "trainer-webhook");
+}
+
+TEST_CASE("certificate management: off by default (files in --cert-dir); its flags") {
+  auto d = ParseOptions({});
+  REQUIRE(d.ok());
+  CHECK_FALSE(d->cert_management);
+  CHECK(d->webhook_service_name == "trainer-webhook");
+  CHECK(d->webhook_secret_name == "kubeflow-trainer-webhook-cert");
+  CHECK(d->webhook_secret_namespace.empty());
+  CHECK(d->mutating_webhook_configuration == "defaulter.trainer.kubeflow.org");
+  CHECK(d->validating_webhook_configuration == "validator.trainer.kubeflow.org");
+  CHECK(d->cert_propagation == std::chrono::seconds(60));
+  CHECK(d->cert_report_interval == std::chrono::seconds(20));
+  auto o =
+      ParseOptions({"--cert-management", "--webhook-service-name=svc", "--webhook-secret-name=s",
+                    "--webhook-secret-namespace=ns", "--mutating-webhook-configuration=m",
+                    "--validating-webhook-configuration=v", "--cert-propagation-delay=2s",
+                    "--cert-report-interval=1s"});
+  REQUIRE(o.ok());
+  CHECK(o->cert_management);
+  CHECK(o->webhook_service_name == "svc");
+  CHECK(o->webhook_secret_name == "s");
+  CHECK(o->webhook_secret_namespace == "ns");
+  CHECK(o->mutating_webhook_configuration == "m");
+  CHECK(o->validating_webhook_configuration == "v");
+  CHECK(o->cert_propagation == std::chrono::seconds(2));
+  CHECK(o->cert_report_interval == std::chrono::seconds(1));
+  CHECK(ParseOptions({"--cert-report-interval=100ms"}).status().message() ==
+        "flag \"--cert-report-interval\": 100ms is shorter than 1s");
 }
 
 TEST_CASE("webhook.host binds the server to one address") {

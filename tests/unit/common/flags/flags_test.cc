@@ -132,6 +132,21 @@ TEST_CASE("Go durations") {
   CHECK(ParseGoDuration("15x").status().message() == "time: invalid duration \"15x\"");
 }
 
+TEST_CASE("Duration flags: Go syntax, a lower bound, Go's form in --help") {
+  std::chrono::milliseconds d{90000};
+  FlagSet fs("prog", "Does things.",
+             {{"wait", "How long.", Duration(&d, std::chrono::seconds(1))}});
+  CHECK(fs.Usage().find("--wait=DURATION") != std::string::npos);
+  CHECK(fs.Usage().find("(default 1m30s)") != std::string::npos);
+  REQUIRE(fs.Parse({"--wait=2m500ms"}).ok());
+  CHECK(d == std::chrono::milliseconds(120500));
+  CHECK(fs.Parse({"--wait=500ms"}).message() == "flag \"--wait\": 500ms is shorter than 1s");
+  CHECK(fs.Parse({"--wait=5"}).message() == "flag \"--wait\": time: invalid duration \"5\"");
+  std::chrono::milliseconds h{3723500};
+  FlagSet hs("prog", "", {{"h", "", Duration(&h)}});
+  CHECK(hs.Usage().find("(default 1h2m3.5s)") != std::string::npos);
+}
+
 TEST_CASE("Go booleans") {
   for (const char* t : {"1", "t", "T", "TRUE", "true", "True"}) CHECK(*ParseBool(t));
   for (const char* f : {"0", "f", "F", "FALSE", "false", "False"}) CHECK_FALSE(*ParseBool(f));

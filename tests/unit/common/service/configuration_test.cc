@@ -28,6 +28,9 @@ TEST_CASE("upstream's shipped Configuration is accepted", "[configuration]") {
   CHECK(*cfg->burst == 100);
   CHECK(cfg->metrics_bind_address == ":8443");
   CHECK(cfg->health_probe_bind_address == ":8081");
+  CHECK(cfg->cert_management_enable);
+  CHECK(cfg->webhook_service_name == "kubeflow-trainer-controller-manager");
+  CHECK(cfg->webhook_secret_name == "kubeflow-trainer-webhook-cert");
 }
 
 TEST_CASE("defaults of an empty Configuration", "[configuration]") {
@@ -39,6 +42,11 @@ TEST_CASE("defaults of an empty Configuration", "[configuration]") {
   CHECK(cfg->webhook_port == 9443);
   CHECK(cfg->metrics_bind_address == ":8443");
   CHECK(cfg->metrics_secure_serving);
+  CHECK(cfg->cert_management_enable);  // upstream's SetDefaults
+  CHECK(cfg->webhook_service_name == "kubeflow-trainer-controller-manager");
+  StatusOr<Configuration> off = ParseConfiguration(Header() + "certManagement:\n  enable: false\n");
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->cert_management_enable);
 }
 
 TEST_CASE("strict decoding", "[configuration]") {
