@@ -4,7 +4,7 @@
 //
 //   CacheReader reader;
 //   reader.Add({"jobset.x-k8s.io", "v1alpha2", "JobSet"}, &jobsets.store());
-//   StatusOr<json::Value> js = reader.Get(framework::JobSetGVK(), "ns", "name");
+//   StatusOr<json::Value> js = reader.Get(api::kJobSetGVK, "ns", "name");
 #pragma once
 
 #include <map>
@@ -20,7 +20,7 @@ class CacheReader final : public framework::Reader {
  public:
   // Registers the cache of a kind (matched by group and kind; versions are one per group here).
   // Call before use; the store must outlive the reader.
-  void Add(const framework::GroupVersionKind& gvk, const informer::Store* store) {
+  void Add(const kube::GroupVersionKind& gvk, const informer::Store* store) {
     stores_[{gvk.group, gvk.kind}] = store;
   }
   const informer::Store* StoreFor(std::string_view group, std::string_view kind) const {
@@ -28,7 +28,7 @@ class CacheReader final : public framework::Reader {
     return it == stores_.end() ? nullptr : it->second;
   }
 
-  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
     const informer::Store* store = StoreFor(gvk.group, gvk.kind);
     std::optional<json::Value> obj =
@@ -38,7 +38,7 @@ class CacheReader final : public framework::Reader {
     }
     json::Value out = std::move(*obj);
     // Items of a list response may lack apiVersion/kind; the pipeline reads them.
-    if (!out.Has("apiVersion")) out.Set("apiVersion", gvk.APIVersion());
+    if (!out.Has("apiVersion")) out.Set("apiVersion", gvk.ApiVersion());
     if (!out.Has("kind")) out.Set("kind", gvk.kind);
     return out;
   }

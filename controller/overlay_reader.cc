@@ -47,10 +47,10 @@ void OverlayReader::Remember(json::Value object) {
   t_overlay->objects[key] = std::move(object);
 }
 
-StatusOr<json::Value> OverlayReader::Get(const framework::GroupVersionKind& gvk,
-                                         std::string_view ns, std::string_view name) const {
+StatusOr<json::Value> OverlayReader::Get(const kube::GroupVersionKind& gvk, std::string_view ns,
+                                         std::string_view name) const {
   if (t_overlay != nullptr && t_overlay->owner == this) {
-    Key key{gvk.APIVersion(), gvk.kind, std::string(ns), std::string(name)};
+    Key key{gvk.ApiVersion(), gvk.kind, std::string(ns), std::string(name)};
     if (auto it = t_overlay->objects.find(key); it != t_overlay->objects.end()) {
       return it->second.Clone();
     }

@@ -47,7 +47,7 @@ class OverlayReader final : public framework::Reader {
   void BeginWrite(const json::Value& object);
   void EndWrite(const json::Value& object, const StatusOr<json::Value>& result);
 
-  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override;
 
  private:

@@ -3,12 +3,13 @@
 
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
+#include "runtime/api/kinds.h"
 
 namespace trainer::controller {
 
 ReconcileResult RuntimeReconciler::Reconcile(std::string_view ns, std::string_view name) {
-  framework::GroupVersionKind gvk =
-      cluster_ ? framework::ClusterTrainingRuntimeGVK() : framework::TrainingRuntimeGVK();
+  kube::GroupVersionKind gvk =
+      cluster_ ? api::kClusterTrainingRuntimeGVK : api::kTrainingRuntimeGVK;
   StatusOr<json::Value> runtime = deps_.reader->Get(gvk, ns, name);
   if (!runtime.ok()) {
     return {IsNotFound(runtime.status()) ? OkStatus() : runtime.status()};

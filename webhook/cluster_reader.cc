@@ -8,6 +8,7 @@
 #include "common/informer/informer.h"
 #include "common/kube/rest_mapper.h"
 #include "runtime/api/codec.h"
+#include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
 #include "webhook/decoded_runtimes.h"
 
@@ -18,10 +19,9 @@ class LiveClusterReader final : public ClusterReader {
  public:
   explicit LiveClusterReader(kube::Reader* client) : client_(client) {}
 
-  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
-    ASSIGN_OR_RETURN(const kube::ResourceMapping* m,
-                     kube::MappingFor(kube::GroupVersionKind{gvk.group, gvk.version, gvk.kind}));
+    ASSIGN_OR_RETURN(const kube::ResourceMapping* m, kube::MappingFor(gvk));
     return client_->Get(m->gvr, m->namespaced ? ns : std::string_view(), name);
   }
   bool HasSynced() const override { return true; }
@@ -38,9 +38,8 @@ class InformerClusterReader final : public ClusterReader {
         runtimes_(*client, Options(kube::kTrainingRuntimes)),
         cluster_runtimes_(*client, Options(kube::kClusterTrainingRuntimes)) {
     // Decode each runtime version as it arrives, so admissions find it decoded.
-    runtimes_.AddEventHandler(DecodeOnChange(framework::TrainingRuntimeGVK(), true));
-    cluster_runtimes_.AddEventHandler(
-        DecodeOnChange(framework::ClusterTrainingRuntimeGVK(), false));
+    runtimes_.AddEventHandler(DecodeOnChange(api::kTrainingRuntimeGVK, true));
+    cluster_runtimes_.AddEventHandler(DecodeOnChange(api::kClusterTrainingRuntimeGVK, false));
     runtimes_.Start();
     cluster_runtimes_.Start();
   }
@@ -49,18 +48,17 @@ class InformerClusterReader final : public ClusterReader {
     cluster_runtimes_.Stop();
   }
 
-  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
     if (informer::ObjectPtr obj = Cached(gvk, ns, name)) {
       return obj->Clone();
     }
     return live_.Get(gvk, ns, name);
   }
-  StatusOr<SharedRuntime> GetTrainingRuntime(const framework::GroupVersionKind& gvk,
-                                             std::string_view ns,
+  StatusOr<SharedRuntime> GetTrainingRuntime(const kube::GroupVersionKind& gvk, std::string_view ns,
                                              std::string_view name) const override {
     if (informer::ObjectPtr obj = Cached(gvk, ns, name)) {
-      return decoded_.Decode(gvk, gvk == framework::TrainingRuntimeGVK() ? ns : "", *obj);
+      return decoded_.Decode(gvk, gvk == api::kTrainingRuntimeGVK ? ns : "", *obj);
     }
     // A miss is confirmed live and decoded per call, as it may be a runtime just created.
     return ClusterReader::GetTrainingRuntime(gvk, ns, name);
@@ -78,12 +76,12 @@ class InformerClusterReader final : public ClusterReader {
   }
 
   // The runtime cache holding `gvk`'s objects, if any, once synced.
-  informer::ObjectPtr Cached(const framework::GroupVersionKind& gvk, std::string_view ns,
+  informer::ObjectPtr Cached(const kube::GroupVersionKind& gvk, std::string_view ns,
                              std::string_view name) const {
     const informer::Informer* cache = nullptr;
-    if (gvk == framework::TrainingRuntimeGVK()) {
+    if (gvk == api::kTrainingRuntimeGVK) {
       cache = &runtimes_;
-    } else if (gvk == framework::ClusterTrainingRuntimeGVK()) {
+    } else if (gvk == api::kClusterTrainingRuntimeGVK) {
       cache = &cluster_runtimes_;
       ns = "";
     }
@@ -93,7 +91,7 @@ class InformerClusterReader final : public ClusterReader {
     return cache->store().Get(ns, name);
   }
 
-  informer::EventHandler DecodeOnChange(framework::GroupVersionKind gvk, bool namespaced) {
+  informer::EventHandler DecodeOnChange(kube::GroupVersionKind gvk, bool namespaced) {
     auto ns_of = [namespaced](const json::Value& o) -> std::string {
       const json::Value* meta = o.Find("metadata");
       const json::Value* ns = meta != nullptr ? meta->Find("namespace") : nullptr;
@@ -118,12 +116,11 @@ class InformerClusterReader final : public ClusterReader {
 
 class StaticClusterReader final : public ClusterReader {
  public:
-  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
     return map_.Get(gvk, ns, name);
   }
-  StatusOr<SharedRuntime> GetTrainingRuntime(const framework::GroupVersionKind& gvk,
-                                             std::string_view ns,
+  StatusOr<SharedRuntime> GetTrainingRuntime(const kube::GroupVersionKind& gvk, std::string_view ns,
                                              std::string_view name) const override {
     auto it = decoded_.find(Key{gvk.kind, std::string(ns), std::string(name)});
     if (it != decoded_.end()) {
@@ -135,12 +132,12 @@ class StaticClusterReader final : public ClusterReader {
 
   // Objects never change: runtimes are decoded once, as they are added.
   Status Add(json::Value o) {
-    for (const framework::GroupVersionKind& gvk :
-         {framework::TrainingRuntimeGVK(), framework::ClusterTrainingRuntimeGVK()}) {
+    for (const kube::GroupVersionKind& gvk :
+         {api::kTrainingRuntimeGVK, api::kClusterTrainingRuntimeGVK}) {
       const json::Value* api_version = o.Find("apiVersion");
       const json::Value* kind = o.Find("kind");
       if (api_version == nullptr || kind == nullptr || !api_version->IsString() ||
-          !kind->IsString() || api_version->AsString() != gvk.APIVersion() ||
+          !kind->IsString() || api_version->AsString() != gvk.ApiVersion() ||
           kind->AsString() != gvk.kind) {
         continue;
       }

@@ -17,7 +17,7 @@ std::string_view MetadataString(const json::Value& doc, std::string_view key) {
 
 }  // namespace
 
-StatusOr<SharedRuntime> DecodedRuntimes::Decode(const framework::GroupVersionKind& gvk,
+StatusOr<SharedRuntime> DecodedRuntimes::Decode(const kube::GroupVersionKind& gvk,
                                                 std::string_view ns, const json::Value& doc) {
   const std::string_view uid = MetadataString(doc, "uid");
   const std::string_view rv = MetadataString(doc, "resourceVersion");
@@ -40,7 +40,7 @@ StatusOr<SharedRuntime> DecodedRuntimes::Decode(const framework::GroupVersionKin
   return runtime;
 }
 
-void DecodedRuntimes::Forget(const framework::GroupVersionKind& gvk, std::string_view ns,
+void DecodedRuntimes::Forget(const kube::GroupVersionKind& gvk, std::string_view ns,
                              const json::Value& doc) {
   Key key{gvk.kind, std::string(ns), std::string(MetadataString(doc, "name"))};
   std::unique_lock<std::shared_mutex> lock(mu_);

@@ -7,7 +7,7 @@
 //
 //   DecodedRuntimes decoded;
 //   StatusOr<std::shared_ptr<const api::TrainingRuntime>> rt =
-//       decoded.Decode(framework::ClusterTrainingRuntimeGVK(), "", doc);
+//       decoded.Decode(api::kClusterTrainingRuntimeGVK, "", doc);
 #pragma once
 
 #include <map>
@@ -19,6 +19,7 @@
 
 #include "common/json/json.h"
 #include "common/status/status.h"
+#include "runtime/api/kinds.h"
 #include "runtime/api/types.h"
 #include "runtime/framework/reader.h"
 
@@ -32,10 +33,10 @@ class DecodedRuntimes {
   // `gvk` in `ns` ("" for cluster runtimes): the cached one when its uid and resourceVersion are
   // `doc`'s, else `doc` decoded now (and cached, replacing an older version). A decode error is
   // api::DecodeTrainingRuntime's, cached the same way. Thread-safe.
-  StatusOr<SharedRuntime> Decode(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<SharedRuntime> Decode(const kube::GroupVersionKind& gvk, std::string_view ns,
                                  const json::Value& doc);
   // Drops the entry of a deleted object (`doc` is its last state).
-  void Forget(const framework::GroupVersionKind& gvk, std::string_view ns, const json::Value& doc);
+  void Forget(const kube::GroupVersionKind& gvk, std::string_view ns, const json::Value& doc);
 
   size_t size() const;
   // Decodes done so far (cache misses), for tests.

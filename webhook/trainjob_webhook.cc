@@ -9,6 +9,7 @@
 #include "common/json/patch.h"
 #include "runtime/api/codec.h"
 #include "runtime/api/defaults.h"
+#include "runtime/api/kinds.h"
 #include "runtime/api/podtemplateoverrides.h"
 #include "runtime/field/field.h"
 
@@ -163,8 +164,8 @@ AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
     bool cluster =
         ref.kind.value_or(api::kClusterTrainingRuntimeKind) == api::kClusterTrainingRuntimeKind;
     StatusOr<json::Value> rt =
-        cluster ? reader_->Get(framework::ClusterTrainingRuntimeGVK(), "", ref.name)
-                : reader_->Get(framework::TrainingRuntimeGVK(), job->metadata.namespace_, ref.name);
+        cluster ? reader_->Get(api::kClusterTrainingRuntimeGVK, "", ref.name)
+                : reader_->Get(api::kTrainingRuntimeGVK, job->metadata.namespace_, ref.name);
     const json::Value* tmpl = nullptr;
     if (rt.ok()) {
       if (const json::Value* rspec = SpecOf(*rt)) {

@@ -6,6 +6,7 @@
 
 #include "common/yaml/yaml.h"
 #include "runtime/api/codec.h"
+#include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/info.h"
 
@@ -46,7 +47,7 @@ std::string GroupOf(const std::string& api_version) {
 
 StatusOr<api::TrainingRuntime> GetRuntimeSnapshot(const framework::Reader& reader,
                                                   const api::TrainJob& job) {
-  ASSIGN_OR_RETURN(json::Value cm, reader.Get(framework::ConfigMapGVK(), job.metadata.namespace_,
+  ASSIGN_OR_RETURN(json::Value cm, reader.Get(api::kConfigMapGVK, job.metadata.namespace_,
                                               RuntimeSnapshotName(job)));
   std::optional<std::string> owner = ControllerUID(cm);
   if (!owner || *owner != job.metadata.uid) {

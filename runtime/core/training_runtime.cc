@@ -2,6 +2,7 @@
 #include "runtime/core/training_runtime.h"
 
 #include "runtime/api/codec.h"
+#include "runtime/api/kinds.h"
 #include "runtime/core/runtime_info.h"
 #include "runtime/core/snapshot.h"
 #include "runtime/framework/constants.h"
@@ -10,12 +11,10 @@
 
 namespace trainer::core {
 
-framework::GroupVersionKind TrainingRuntime::Kind() const {
-  return framework::TrainingRuntimeGVK();
-}
+kube::GroupVersionKind TrainingRuntime::Kind() const { return api::kTrainingRuntimeGVK; }
 
-framework::GroupVersionKind ClusterTrainingRuntime::Kind() const {
-  return framework::ClusterTrainingRuntimeGVK();
+kube::GroupVersionKind ClusterTrainingRuntime::Kind() const {
+  return api::kClusterTrainingRuntimeGVK;
 }
 
 StatusOr<api::TrainingRuntime> TrainingRuntime::GetLive(const api::TrainJob& job,

@@ -34,7 +34,7 @@ class TrainingRuntime : public Runtime {
 
  protected:
   // The kind-specific parts.
-  virtual framework::GroupVersionKind Kind() const;
+  virtual kube::GroupVersionKind Kind() const;
   virtual std::string Namespace(const api::TrainJob& job) const { return job.metadata.namespace_; }
   // Wrap of a failed live GET in NewObjects.
   virtual std::string NotFoundContext() const {
@@ -67,7 +67,7 @@ class ClusterTrainingRuntime final : public TrainingRuntime {
                                           const api::TrainJob& new_job) override;
 
  protected:
-  framework::GroupVersionKind Kind() const override;
+  kube::GroupVersionKind Kind() const override;
   std::string Namespace(const api::TrainJob&) const override { return ""; }
   std::string NotFoundContext() const override {
     return "not found ClusterTrainingRuntime specified in TrainJob";

@@ -23,11 +23,8 @@ inline constexpr int32_t kDefaultJobReplicas = 1;
 inline constexpr char kJobCompletionIndexFieldPath[] =
     "metadata.annotations['batch.kubernetes.io/job-completion-index']";
 
-// JobSet plugin.
+// JobSet plugin. (kJobSetKind: transitional, for tools/trainer-render; use api::kJobSetGVK.)
 inline constexpr char kJobSetKind[] = "JobSet";
-inline constexpr char kJobSetGroup[] = "jobset.x-k8s.io";
-inline constexpr char kJobSetVersion[] = "v1alpha2";
-inline constexpr char kJobSetAPIVersion[] = "jobset.x-k8s.io/v1alpha2";
 inline constexpr char kVolumeNameInitializer[] = "initializer";
 inline constexpr char kInitializerEnvStorageUri[] = "STORAGE_URI";
 

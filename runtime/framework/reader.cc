@@ -1,4 +1,4 @@
-// GVK constants and the in-memory Reader.
+// NotFoundMessage, Reader::GetTrainingRuntime and the in-memory Reader.
 #include "runtime/framework/reader.h"
 
 #include <cctype>
@@ -8,16 +8,6 @@
 #include "runtime/framework/map_reader.h"
 
 namespace trainer::framework {
-
-GroupVersionKind ConfigMapGVK() { return {"", "v1", "ConfigMap"}; }
-GroupVersionKind SecretGVK() { return {"", "v1", "Secret"}; }
-GroupVersionKind JobSetGVK() { return {kJobSetGroup, kJobSetVersion, kJobSetKind}; }
-GroupVersionKind TrainingRuntimeGVK() {
-  return {"trainer.kubeflow.org", "v1alpha1", "TrainingRuntime"};
-}
-GroupVersionKind ClusterTrainingRuntimeGVK() {
-  return {"trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime"};
-}
 
 std::string NotFoundMessage(const GroupVersionKind& gvk, std::string_view name) {
   std::string plural;
@@ -70,12 +60,12 @@ Status MapReader::Add(json::Value object) {
 
 void MapReader::SetError(const GroupVersionKind& gvk, std::string_view ns, std::string_view name,
                          Status error) {
-  errors_[Key{gvk.APIVersion(), gvk.kind, std::string(ns), std::string(name)}] = std::move(error);
+  errors_[Key{gvk.ApiVersion(), gvk.kind, std::string(ns), std::string(name)}] = std::move(error);
 }
 
 StatusOr<json::Value> MapReader::Get(const GroupVersionKind& gvk, std::string_view ns,
                                      std::string_view name) const {
-  Key key{gvk.APIVersion(), gvk.kind, std::string(ns), std::string(name)};
+  Key key{gvk.ApiVersion(), gvk.kind, std::string(ns), std::string(name)};
   if (auto it = errors_.find(key); it != errors_.end()) {
     return it->second;
   }

@@ -8,28 +8,21 @@
 #include <string_view>
 
 #include "common/json/json.h"
+#include "common/kube/types.h"
 #include "common/status/status.h"
+#include "runtime/api/kinds.h"
 #include "runtime/api/types.h"
 
 namespace trainer::framework {
 
-struct GroupVersionKind {
-  std::string group;  // "" for the core group
-  std::string version;
-  std::string kind;
+using kube::GroupVersionKind;
 
-  // "apps/v1", "v1".
-  std::string APIVersion() const { return group.empty() ? version : group + "/" + version; }
-  bool operator==(const GroupVersionKind&) const = default;
-  auto operator<=>(const GroupVersionKind&) const = default;
-};
-
-// Kinds the pipeline reads.
-GroupVersionKind ConfigMapGVK();
-GroupVersionKind SecretGVK();
-GroupVersionKind JobSetGVK();
-GroupVersionKind TrainingRuntimeGVK();
-GroupVersionKind ClusterTrainingRuntimeGVK();
+// Transitional: the names controller/manager.cc, controller/trainjob_reconciler.cc and
+// tools/trainer-render still use; the kinds themselves are in runtime/api/kinds.h.
+inline GroupVersionKind ConfigMapGVK() { return api::kConfigMapGVK; }
+inline GroupVersionKind JobSetGVK() { return api::kJobSetGVK; }
+inline GroupVersionKind TrainingRuntimeGVK() { return api::kTrainingRuntimeGVK; }
+inline GroupVersionKind ClusterTrainingRuntimeGVK() { return api::kClusterTrainingRuntimeGVK; }
 
 class Reader {
  public:

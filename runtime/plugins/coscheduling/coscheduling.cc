@@ -2,15 +2,10 @@
 // plugins/coscheduling/coscheduling.go).
 #include "runtime/plugins/coscheduling/coscheduling.h"
 
+#include "runtime/api/kinds.h"
 #include "runtime/plugins/podgroup/podgroup.h"
 
 namespace trainer::plugins {
-
-namespace coscheduling {
-framework::GroupVersionKind PodGroupGVK() {
-  return {"scheduling.x-k8s.io", "v1alpha1", "PodGroup"};
-}
-}  // namespace coscheduling
 
 StatusOr<std::unique_ptr<framework::Plugin>> CoScheduling::New(
     const framework::PluginContext& ctx) {
@@ -40,12 +35,13 @@ StatusOr<std::vector<json::Value>> CoScheduling::Build(framework::Info* info,
   if (!HasCoScheduling(info)) {
     return out;
   }
-  ASSIGN_OR_RETURN(bool build, podgroup::ShouldBuild(*reader_, coscheduling::PodGroupGVK(), job));
+  ASSIGN_OR_RETURN(bool build,
+                   podgroup::ShouldBuild(*reader_, api::kSchedulerPluginsPodGroupGVK, job));
   if (!build) {
     return out;
   }
   ASSIGN_OR_RETURN(podgroup::Size size, podgroup::SizeOf(*info));
-  json::Value pg = podgroup::NewObject(coscheduling::PodGroupGVK(), job);
+  json::Value pg = podgroup::NewObject(api::kSchedulerPluginsPodGroupGVK, job);
   json::Value& spec = pg["spec"];
   spec.Set("minMember", json::Value(size.min_member));
   spec.Set("minResources", std::move(size.min_resources));
@@ -57,7 +53,7 @@ StatusOr<std::vector<json::Value>> CoScheduling::Build(framework::Info* info,
 }
 
 std::vector<framework::Watch> CoScheduling::Watches() const {
-  return {framework::Watch{coscheduling::PodGroupGVK(), /*owned_by_trainjob=*/true}};
+  return {framework::Watch{api::kSchedulerPluginsPodGroupGVK, /*owned_by_trainjob=*/true}};
 }
 
 }  // namespace trainer::plugins

@@ -41,7 +41,6 @@ class CoScheduling final : public framework::Plugin,
 namespace coscheduling {
 inline constexpr char kPodGroupLabel[] = "scheduling.x-k8s.io/pod-group";
 inline constexpr int32_t kDefaultScheduleTimeoutSeconds = 60;  // CRD default
-framework::GroupVersionKind PodGroupGVK();
 }  // namespace coscheduling
 
 }  // namespace trainer::plugins

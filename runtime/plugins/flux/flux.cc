@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/encoding/base64.h"
+#include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
 #include "runtime/plugins/flux/templates.h"
@@ -390,8 +391,8 @@ field::ValidationResult Flux::Validate(const framework::Info* info, const api::T
 }
 
 std::vector<framework::Watch> Flux::Watches() const {
-  return {framework::Watch{framework::ConfigMapGVK(), /*owned_by_trainjob=*/true},
-          framework::Watch{{"", "v1", "Secret"}, /*owned_by_trainjob=*/true}};
+  return {framework::Watch{api::kConfigMapGVK, /*owned_by_trainjob=*/true},
+          framework::Watch{api::kSecretGVK, /*owned_by_trainjob=*/true}};
 }
 
 }  // namespace trainer::plugins

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/go_repr.h"
@@ -149,7 +150,7 @@ StatusOr<std::vector<json::Value>> JobSet::Build(framework::Info* info, const ap
     return InvalidArgumentError("runtime info or object is missing");
   }
   StatusOr<json::Value> old =
-      reader_->Get(framework::JobSetGVK(), job.metadata.namespace_, job.metadata.name);
+      reader_->Get(api::kJobSetGVK, job.metadata.namespace_, job.metadata.name);
   if (!old.ok() && !IsNotFound(old.status())) {
     return old.status();
   }
@@ -186,8 +187,8 @@ StatusOr<std::vector<json::Value>> JobSet::Build(framework::Info* info, const ap
   }
 
   json::Value jobset = json::Value::Object();
-  jobset.Set("apiVersion", json::Value(framework::kJobSetAPIVersion));
-  jobset.Set("kind", json::Value(framework::kJobSetKind));
+  jobset.Set("apiVersion", json::Value(api::kJobSetGVK.ApiVersion()));
+  jobset.Set("kind", json::Value(api::kJobSetGVK.kind));
   json::Value& meta = jobset["metadata"];
   meta.Set("name", json::Value(job.metadata.name));
   meta.Set("namespace", json::Value(job.metadata.namespace_));
@@ -354,7 +355,7 @@ field::ErrorList JobSet::CheckRuntimePatchesImmutability(const api::TrainJob* ol
     return errs;
   }
   StatusOr<json::Value> jobset =
-      reader_->Get(framework::JobSetGVK(), new_job.metadata.namespace_, new_job.metadata.name);
+      reader_->Get(api::kJobSetGVK, new_job.metadata.namespace_, new_job.metadata.name);
   if (!jobset.ok()) {
     if (!IsNotFound(jobset.status())) {
       errs.push_back(field::InternalError(RuntimePatchesPath(), jobset.status().message()));
@@ -453,7 +454,7 @@ field::ValidationResult JobSet::Validate(const framework::Info* info, const api:
 }
 
 std::vector<framework::Watch> JobSet::Watches() const {
-  return {framework::Watch{framework::JobSetGVK(), /*owned_by_trainjob=*/true}};
+  return {framework::Watch{api::kJobSetGVK, /*owned_by_trainjob=*/true}};
 }
 
 namespace {
@@ -493,7 +494,7 @@ int32_t Counter(const json::Value& obj, std::string_view key) {
 
 StatusOr<std::optional<api::TrainJobStatus>> JobSet::Status(const api::TrainJob& job) {
   StatusOr<json::Value> jobset =
-      reader_->Get(framework::JobSetGVK(), job.metadata.namespace_, job.metadata.name);
+      reader_->Get(api::kJobSetGVK, job.metadata.namespace_, job.metadata.name);
   if (!jobset.ok()) {
     // A finished TrainJob keeps its status when its JobSet is gone (e.g. JobSet TTL).
     if (IsNotFound(jobset.status()) && framework::IsTrainJobFinished(job)) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/encoding/base64.h"
+#include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/go_repr.h"
@@ -172,7 +173,7 @@ StatusOr<std::vector<json::Value>> MPI::Build(framework::Info* info, const api::
   }
   const std::string secret_name = job.metadata.name + mpi::kSSHAuthSecretSuffix;
   StatusOr<json::Value> existing =
-      reader_->Get(framework::SecretGVK(), job.metadata.namespace_, secret_name);
+      reader_->Get(api::kSecretGVK, job.metadata.namespace_, secret_name);
   if (!existing.ok() && !IsNotFound(existing.status())) {
     return existing.status();
   }
@@ -257,8 +258,8 @@ field::ValidationResult MPI::Validate(const framework::Info* info, const api::Tr
 }
 
 std::vector<framework::Watch> MPI::Watches() const {
-  return {framework::Watch{framework::ConfigMapGVK(), /*owned_by_trainjob=*/true},
-          framework::Watch{framework::SecretGVK(), /*owned_by_trainjob=*/true}};
+  return {framework::Watch{api::kConfigMapGVK, /*owned_by_trainjob=*/true},
+          framework::Watch{api::kSecretGVK, /*owned_by_trainjob=*/true}};
 }
 
 }  // namespace trainer::plugins

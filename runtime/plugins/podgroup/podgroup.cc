@@ -32,7 +32,7 @@ StatusOr<Size> SizeOf(const framework::Info& info) {
   return size;
 }
 
-StatusOr<bool> ShouldBuild(const framework::Reader& reader, const framework::GroupVersionKind& gvk,
+StatusOr<bool> ShouldBuild(const framework::Reader& reader, const kube::GroupVersionKind& gvk,
                            const api::TrainJob& job) {
   StatusOr<json::Value> old = reader.Get(gvk, job.metadata.namespace_, job.metadata.name);
   if (!old.ok()) {
@@ -44,9 +44,9 @@ StatusOr<bool> ShouldBuild(const framework::Reader& reader, const framework::Gro
   return job.spec.suspend.value_or(false);
 }
 
-json::Value NewObject(const framework::GroupVersionKind& gvk, const api::TrainJob& job) {
+json::Value NewObject(const kube::GroupVersionKind& gvk, const api::TrainJob& job) {
   json::Value pg = json::Value::Object();
-  pg.Set("apiVersion", json::Value(gvk.APIVersion()));
+  pg.Set("apiVersion", json::Value(gvk.ApiVersion()));
   pg.Set("kind", json::Value(gvk.kind));
   json::Value& meta = pg["metadata"];
   meta.Set("name", json::Value(job.metadata.name));

@@ -26,10 +26,10 @@ StatusOr<Size> SizeOf(const framework::Info& info);
 
 // Whether to (re)build the PodGroup: when it does not exist, or while the TrainJob is
 // suspended. A read error other than NotFound is returned.
-StatusOr<bool> ShouldBuild(const framework::Reader& reader, const framework::GroupVersionKind& gvk,
+StatusOr<bool> ShouldBuild(const framework::Reader& reader, const kube::GroupVersionKind& gvk,
                            const api::TrainJob& job);
 
 // {apiVersion, kind, metadata: {name: <tj>, namespace, ownerReferences: [<TrainJob>]}}.
-json::Value NewObject(const framework::GroupVersionKind& gvk, const api::TrainJob& job);
+json::Value NewObject(const kube::GroupVersionKind& gvk, const api::TrainJob& job);
 
 }  // namespace trainer::plugins::podgroup

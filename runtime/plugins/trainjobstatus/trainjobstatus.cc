@@ -2,6 +2,7 @@
 #include "runtime/plugins/trainjobstatus/trainjobstatus.h"
 
 #include "common/encoding/base64.h"
+#include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
 
@@ -109,7 +110,7 @@ StatusOr<std::vector<json::Value>> TrainJobStatus::Build(framework::Info* info,
     return std::vector<json::Value>{};
   }
   StatusOr<json::Value> secret =
-      reader_->Get(framework::SecretGVK(), config_.operator_namespace, config_.webhook_secret_name);
+      reader_->Get(api::kSecretGVK, config_.operator_namespace, config_.webhook_secret_name);
   if (!secret.ok()) {
     return secret.status().WithContext("failed to look up status server tls secret");
   }

@@ -6,18 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "runtime/api/kinds.h"
 #include "runtime/plugins/podgroup/podgroup.h"
 
 namespace trainer::plugins {
-
-namespace volcano {
-framework::GroupVersionKind PodGroupGVK() {
-  return {"scheduling.volcano.sh", "v1beta1", "PodGroup"};
-}
-framework::GroupVersionKind PriorityClassGVK() {
-  return {"scheduling.k8s.io", "v1", "PriorityClass"};
-}
-}  // namespace volcano
 
 StatusOr<std::unique_ptr<framework::Plugin>> Volcano::New(const framework::PluginContext& ctx) {
   if (ctx.reader == nullptr) {
@@ -66,12 +58,12 @@ StatusOr<std::vector<json::Value>> Volcano::Build(framework::Info* info, const a
   if (!HasVolcano(info)) {
     return out;
   }
-  ASSIGN_OR_RETURN(bool build, podgroup::ShouldBuild(*reader_, volcano::PodGroupGVK(), job));
+  ASSIGN_OR_RETURN(bool build, podgroup::ShouldBuild(*reader_, api::kVolcanoPodGroupGVK, job));
   if (!build) {
     return out;
   }
   ASSIGN_OR_RETURN(podgroup::Size size, podgroup::SizeOf(*info));
-  json::Value pg = podgroup::NewObject(volcano::PodGroupGVK(), job);
+  json::Value pg = podgroup::NewObject(api::kVolcanoPodGroupGVK, job);
   json::Value& spec = pg["spec"];
   spec.Set("minMember", json::Value(size.min_member));
   if (auto it = info->annotations.find(volcano::kQueueNameAnnotation);
@@ -117,7 +109,7 @@ field::ValidationResult Volcano::Validate(const framework::Info* info, const api
     if (pc == "system-cluster-critical" || pc == "system-node-critical") {
       break;
     }
-    StatusOr<json::Value> got = reader_->Get(volcano::PriorityClassGVK(), "", pc);
+    StatusOr<json::Value> got = reader_->Get(api::kPriorityClassGVK, "", pc);
     if (!got.ok()) {
       result.errors.push_back(field::Invalid(
           spec.Child("templateSpec", "priorityClassName"), field::String(pc),
@@ -128,7 +120,7 @@ field::ValidationResult Volcano::Validate(const framework::Info* info, const api
 }
 
 std::vector<framework::Watch> Volcano::Watches() const {
-  return {framework::Watch{volcano::PodGroupGVK(), /*owned_by_trainjob=*/true}};
+  return {framework::Watch{api::kVolcanoPodGroupGVK, /*owned_by_trainjob=*/true}};
 }
 
 }  // namespace trainer::plugins

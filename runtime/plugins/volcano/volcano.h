@@ -43,8 +43,6 @@ class Volcano final : public framework::Plugin,
 namespace volcano {
 inline constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
 inline constexpr char kQueueNameAnnotation[] = "scheduling.volcano.sh/queue-name";
-framework::GroupVersionKind PodGroupGVK();
-framework::GroupVersionKind PriorityClassGVK();
 }  // namespace volcano
 
 }  // namespace trainer::plugins

@@ -53,7 +53,7 @@ class FakeCluster final : public framework::Reader, public kube::Writer {
   }
 
   // framework::Reader
-  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
     auto it = objects_.find(Key{gvk.kind, std::string(ns), std::string(name)});
     if (it == objects_.end()) return NotFoundError(framework::NotFoundMessage(gvk, name));

@@ -9,6 +9,7 @@
 #include "common/kube/rest_mapper.h"
 #include "common/kube/testing/fake_client.h"
 #include "runtime/api/codec.h"
+#include "runtime/api/kinds.h"
 #include "runtime/framework/reader.h"
 #include "runtime/framework/testing/testing.h"
 #include "webhook/decoded_runtimes.h"
@@ -49,10 +50,10 @@ TEST_CASE("informer reader: runtimes from the caches, misses and other kinds liv
   REQUIRE(WaitFor([&] { return reader->HasSynced(); }));
 
   const int gets_before = client.Calls("get");
-  auto ctr = reader->Get(framework::ClusterTrainingRuntimeGVK(), "", "torch");
+  auto ctr = reader->Get(api::kClusterTrainingRuntimeGVK, "", "torch");
   REQUIRE(ctr.ok());
   CHECK(ctr->Find("metadata")->Find("name")->AsString() == "torch");
-  auto tr = reader->Get(framework::TrainingRuntimeGVK(), "team-a", "team");
+  auto tr = reader->Get(api::kTrainingRuntimeGVK, "team-a", "team");
   REQUIRE(tr.ok());
   CHECK(client.Calls("get") == gets_before);  // both served from the caches
 
@@ -60,16 +61,16 @@ TEST_CASE("informer reader: runtimes from the caches, misses and other kinds liv
   REQUIRE(
       client.Create(kube::kClusterTrainingRuntimes, "", Runtime("ClusterTrainingRuntime", "fresh"))
           .ok());
-  CHECK(reader->Get(framework::ClusterTrainingRuntimeGVK(), "", "fresh").ok());
+  CHECK(reader->Get(api::kClusterTrainingRuntimeGVK, "", "fresh").ok());
 
-  auto missing = reader->Get(framework::TrainingRuntimeGVK(), "team-b", "team");
+  auto missing = reader->Get(api::kTrainingRuntimeGVK, "team-b", "team");
   REQUIRE_FALSE(missing.ok());
   CHECK(IsNotFound(missing.status()));
   CHECK(missing.status().message() == "trainingruntimes.trainer.kubeflow.org \"team\" not found");
 
   // A JobSet is not cached: a live GET.
   const int gets = client.Calls("get");
-  auto js = reader->Get(framework::JobSetGVK(), "team-a", "job");
+  auto js = reader->Get(api::kJobSetGVK, "team-a", "job");
   CHECK(IsNotFound(js.status()));
   CHECK(client.Calls("get") == gets + 1);
 }
@@ -86,17 +87,17 @@ TEST_CASE("informer reader: one decoded runtime per version, following updates a
   client.Seed(kube::kTrainingRuntimes, Runtime("TrainingRuntime", "team", "team-a", 2));
   auto reader = NewInformerClusterReader(&client);
   REQUIRE(WaitFor([&] { return reader->HasSynced(); }));
-  const auto ctr_gvk = framework::ClusterTrainingRuntimeGVK();
+  const auto ctr_gvk = api::kClusterTrainingRuntimeGVK;
 
   auto first = reader->GetTrainingRuntime(ctr_gvk, "", "torch");
   auto second = reader->GetTrainingRuntime(ctr_gvk, "", "torch");
   REQUIRE(first.ok());
   CHECK(NumNodes(first) == 1);
   CHECK(first->get() == second->get());  // shared, not decoded again
-  auto tr = reader->GetTrainingRuntime(framework::TrainingRuntimeGVK(), "team-a", "team");
+  auto tr = reader->GetTrainingRuntime(api::kTrainingRuntimeGVK, "team-a", "team");
   CHECK(NumNodes(tr) == 2);
-  CHECK(IsNotFound(
-      reader->GetTrainingRuntime(framework::TrainingRuntimeGVK(), "team-b", "team").status()));
+  CHECK(
+      IsNotFound(reader->GetTrainingRuntime(api::kTrainingRuntimeGVK, "team-b", "team").status()));
 
   // An update is a new version: decoded again, never the stale copy once the cache has it.
   auto current = client.Get(kube::kClusterTrainingRuntimes, "", "torch");
@@ -120,7 +121,7 @@ TEST_CASE("informer reader: one decoded runtime per version, following updates a
 
 TEST_CASE("decoded runtimes: cached per uid and resourceVersion, errors too") {
   DecodedRuntimes decoded;
-  const auto gvk = framework::ClusterTrainingRuntimeGVK();
+  const auto gvk = api::kClusterTrainingRuntimeGVK;
   json::Value v1 = Runtime("ClusterTrainingRuntime", "torch");
   v1["metadata"].Set("uid", json::Value("u1"));
   v1["metadata"].Set("resourceVersion", json::Value("10"));
@@ -162,21 +163,20 @@ TEST_CASE("static reader keys objects and answers NotFound like the apiserver") 
   auto reader = NewStaticClusterReader(std::move(objs));
   REQUIRE(reader.ok());
   CHECK((*reader)->HasSynced());
-  CHECK((*reader)->Get(framework::ClusterTrainingRuntimeGVK(), "", "torch").ok());
-  auto missing = (*reader)->Get(framework::ClusterTrainingRuntimeGVK(), "", "x");
+  CHECK((*reader)->Get(api::kClusterTrainingRuntimeGVK, "", "torch").ok());
+  auto missing = (*reader)->Get(api::kClusterTrainingRuntimeGVK, "", "x");
   CHECK(missing.status().message() ==
         "clustertrainingruntimes.trainer.kubeflow.org \"x\" not found");
 
   // Runtimes are decoded once and shared; misses read as Get's.
-  auto a = (*reader)->GetTrainingRuntime(framework::ClusterTrainingRuntimeGVK(), "", "torch");
-  auto b = (*reader)->GetTrainingRuntime(framework::ClusterTrainingRuntimeGVK(), "", "torch");
+  auto a = (*reader)->GetTrainingRuntime(api::kClusterTrainingRuntimeGVK, "", "torch");
+  auto b = (*reader)->GetTrainingRuntime(api::kClusterTrainingRuntimeGVK, "", "torch");
   REQUIRE(a.ok());
   CHECK(a->get() == b->get());
   CHECK(NumNodes(a) == 1);
-  CHECK((*reader)
-            ->GetTrainingRuntime(framework::ClusterTrainingRuntimeGVK(), "", "x")
-            .status()
-            .message() == missing.status().message());
+  CHECK(
+      (*reader)->GetTrainingRuntime(api::kClusterTrainingRuntimeGVK, "", "x").status().message() ==
+      missing.status().message());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "common/yaml/yaml.h"
 #include "runtime/api/codec.h"
+#include "runtime/api/kinds.h"
 #include "runtime/core/registry.h"
 #include "runtime/core/runtime_info.h"
 #include "runtime/core/snapshot.h"
@@ -128,7 +129,7 @@ TEST_CASE("TestNewRuntimeRegistry", "[core]") {
       }
     }
     CHECK(std::any_of(all.begin(), all.end(),
-                      [](const framework::Watch& w) { return w.gvk == framework::JobSetGVK(); }));
+                      [](const framework::Watch& w) { return w.gvk == api::kJobSetGVK; }));
     CHECK(env.runtimes->Find(kClusterTrainingRuntimeKey)->Watches().empty());
   }
 }

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
 #include "runtime/framework/testing/testing.h"
 #include "runtime/plugins/jobset/builder.h"
@@ -303,7 +304,7 @@ replicatedJobs:
   SECTION(
       "forbid changes to runtimePatches when trainJob is suspended but jobSet cannot be checked "
       "due to a client error") {
-    f.reader.SetError(framework::JobSetGVK(), "default", "test-job", UnavailableError("boom"));
+    f.reader.SetError(api::kJobSetGVK, "default", "test-job", UnavailableError("boom"));
     api::TrainJob old_job = patched(true, "x");
     CHECK(ValidateText(f, full, &old_job, patched(true, "y")) ==
           "spec.runtimePatches: Internal error: boom");

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
 #include "runtime/framework/testing/testing.h"
 
@@ -102,7 +103,7 @@ TEST_CASE("TestCoScheduling", "[coscheduling]") {
             R"({"minMember":2,"minResources":{"cpu":"1","memory":"2Gi"},"scheduleTimeoutSeconds":30})"));
   }
   SECTION("failed to get PodGroup due to API error") {
-    reader.SetError(coscheduling::PodGroupGVK(), "default", "trainJob",
+    reader.SetError(api::kSchedulerPluginsPodGroupGVK, "default", "trainJob",
                     UnavailableError("failed to get PodGroup from API during Build"));
     framework::Info info = CoschedInfo("[{name: node, count: 1}]");
     StatusOr<std::vector<json::Value>> objs = p.Build(&info, Job());
@@ -148,7 +149,7 @@ TEST_CASE("CoScheduling watches", "[coscheduling]") {
   framework::MapReader reader;
   std::vector<framework::Watch> w = CoScheduling(&reader).Watches();
   REQUIRE(w.size() == 1);
-  CHECK(w[0].gvk.APIVersion() == "scheduling.x-k8s.io/v1alpha1");
+  CHECK(w[0].gvk.ApiVersion() == "scheduling.x-k8s.io/v1alpha1");
   CHECK(w[0].gvk.kind == "PodGroup");
   CHECK(w[0].owned_by_trainjob);
 }

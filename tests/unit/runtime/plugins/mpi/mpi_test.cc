@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
 #include "runtime/framework/testing/testing.h"
 
@@ -180,7 +181,7 @@ TEST_CASE("TestMPI", "[mpi]") {
     CHECK(Hostfile(*objs) == "trainJob-launcher-0-0.trainJob slots=1\n");
   }
   SECTION("failed to get sshAuth secret due to API error") {
-    reader.SetError(framework::SecretGVK(), "default", "trainJob-mpi-ssh-auth",
+    reader.SetError(api::kSecretGVK, "default", "trainJob-mpi-ssh-auth",
                     UnavailableError("failed to get SSH Auth Secret from API during Build"));
     framework::Info info = MPIInfo(kOpenMPILauncherAsNode, false);
     api::TrainJob job = Job("{}");

@@ -205,7 +205,7 @@ TEST_CASE("TestWatchExtensionPlugins", "[pipeline]") {
     std::vector<framework::Watch> w = env.runtimes->Watches();
     auto has = [&w](std::string_view api_version, std::string_view kind) {
       return std::any_of(w.begin(), w.end(), [&](const framework::Watch& x) {
-        return x.gvk.APIVersion() == api_version && x.gvk.kind == kind && x.owned_by_trainjob;
+        return x.gvk.ApiVersion() == api_version && x.gvk.kind == kind && x.owned_by_trainjob;
       });
     };
     CHECK(has("scheduling.x-k8s.io/v1alpha1", "PodGroup"));

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
 #include "runtime/framework/testing/testing.h"
 
@@ -74,7 +75,7 @@ TEST_CASE("TestVolcano", "[volcano]") {
         R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"test-job","namespace":"default","ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"TrainJob","name":"test-job","uid":"uid"}]},"spec":{"minMember":2,"minResources":{"cpu":"2","memory":"4Gi"},"priorityClassName":"high-priority","queue":"q1"}})");
   }
   SECTION("Error when getting existing PodGroup") {
-    reader.SetError(volcano::PodGroupGVK(), "default", "test-job",
+    reader.SetError(api::kVolcanoPodGroupGVK, "default", "test-job",
                     UnavailableError("error when getting existing PodGroup"));
     framework::Info info = VolcanoInfo();
     StatusOr<std::vector<json::Value>> objs = p.Build(&info, Job("false"));
