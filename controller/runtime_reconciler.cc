@@ -4,6 +4,7 @@
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
 #include "runtime/api/kinds.h"
+#include "runtime/api/labels.h"
 
 namespace trainer::controller {
 
@@ -20,7 +21,7 @@ ReconcileResult RuntimeReconciler::Reconcile(std::string_view ns, std::string_vi
   if (const json::Value* f = meta.Find("finalizers"); f != nullptr && f->IsArray()) {
     for (const json::Value& v : f->elements()) {
       if (!v.IsString()) continue;
-      if (v.AsString() == kResourceInUseFinalizer) {
+      if (v.AsString() == api::kFinalizerResourceInUse) {
         has = true;
       } else {
         finalizers.push_back(v.AsString());
@@ -33,7 +34,7 @@ ReconcileResult RuntimeReconciler::Reconcile(std::string_view ns, std::string_vi
     // Nothing to do; and a finalizer cannot be added to an object being deleted.
     return {};
   }
-  if (want) finalizers.push_back(kResourceInUseFinalizer);
+  if (want) finalizers.push_back(api::kFinalizerResourceInUse);
   json::Value patch = json::Value::Object();
   json::Value& pm = patch["metadata"];
   pm.Set("finalizers", json::Value::StringArray(finalizers));

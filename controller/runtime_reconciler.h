@@ -23,7 +23,6 @@
 
 namespace trainer::controller {
 
-inline constexpr char kResourceInUseFinalizer[] = "trainer.kubeflow.org/resource-in-use";
 inline constexpr char kTrainingRuntimeControllerName[] = "trainingruntime_controller";
 inline constexpr char kClusterTrainingRuntimeControllerName[] = "clustertrainingruntime_controller";
 

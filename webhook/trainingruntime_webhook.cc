@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "runtime/api/codec.h"
+#include "runtime/api/labels.h"
 #include "runtime/framework/constants.h"
 
 namespace trainer::webhook {
@@ -46,7 +47,7 @@ field::ErrorList ValidateReplicatedJobs(const json::Value& replicated_jobs) {
   for (size_t i = 0; i < replicated_jobs.size(); ++i) {
     const json::Value& rjob = replicated_jobs.at(i);
     const json::Value* ancestor =
-        At(rjob, {"template", "metadata", "labels", framework::kLabelTrainJobAncestor});
+        At(rjob, {"template", "metadata", "labels", api::kLabelTrainJobAncestor});
     if (ancestor == nullptr || !ancestor->IsString()) {
       continue;
     }
@@ -101,8 +102,8 @@ AdmissionResponse TrainingRuntimeValidator::Handle(const AdmissionRequest& req) 
   }
   std::vector<std::string> warnings;
   if (cluster_ && create) {
-    auto label = rt->metadata.labels.find(framework::kLabelSupport);
-    if (label != rt->metadata.labels.end() && label->second == framework::kSupportDeprecated) {
+    auto label = rt->metadata.labels.find(api::kLabelSupport);
+    if (label != rt->metadata.labels.end() && label->second == api::kSupportDeprecated) {
       warnings.push_back("ClusterTrainingRuntime \"" + rt->metadata.name +
                          "\" is deprecated and will be removed in a future release of Kubeflow "
                          "Trainer. See runtime deprecation policy: " +

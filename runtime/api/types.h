@@ -29,8 +29,6 @@ inline constexpr char kClusterTrainingRuntimeKind[] = "ClusterTrainingRuntime";
 // spec.managedBy values accepted by the CRD; the first is the schema default.
 inline constexpr char kTrainJobControllerManagedBy[] = "trainer.kubeflow.org/trainjob-controller";
 inline constexpr char kMultiKueueManagedBy[] = "kueue.x-k8s.io/multikueue";
-// Label the shipped runtimes carry to name their framework (torch, deepspeed, torchtune ...).
-inline constexpr char kFrameworkLabel[] = "trainer.kubeflow.org/framework";
 
 // The metadata fields the pipeline reads; everything else stays in the object's `raw`.
 struct ObjectMeta {

@@ -3,6 +3,7 @@
 
 #include "runtime/api/codec.h"
 #include "runtime/api/kinds.h"
+#include "runtime/api/labels.h"
 #include "runtime/core/runtime_info.h"
 #include "runtime/core/snapshot.h"
 #include "runtime/framework/constants.h"
@@ -134,8 +135,8 @@ field::ValidationResult ClusterTrainingRuntime::ValidateObjects(const api::Train
     return result;
   }
   const api::TrainingRuntime& runtime = **shared;
-  auto label = runtime.metadata.labels.find(framework::kLabelSupport);
-  if (label != runtime.metadata.labels.end() && label->second == framework::kSupportDeprecated) {
+  auto label = runtime.metadata.labels.find(api::kLabelSupport);
+  if (label != runtime.metadata.labels.end() && label->second == api::kSupportDeprecated) {
     result.warnings.push_back("Referenced ClusterTrainingRuntime \"" + runtime.metadata.name +
                               "\" is deprecated and will be removed in a future release of "
                               "Kubeflow Trainer. See runtime deprecation policy: " +

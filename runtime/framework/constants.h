@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "runtime/api/labels.h"
 
 namespace trainer::framework {
 
-inline constexpr char kLabelTrainJobAncestor[] = "trainer.kubeflow.org/trainjob-ancestor-step";
-inline constexpr char kLabelSupport[] = "trainer.kubeflow.org/support";
-inline constexpr char kSupportDeprecated[] = "deprecated";
 inline constexpr char kRuntimeDeprecationPolicyURL[] =
     "https://trainer.kubeflow.org/en/latest/operator-guides/"
     "runtime.html#runtime-deprecation-policy";
@@ -20,17 +20,14 @@ inline constexpr char kNode[] = "node";          // trainer job and container na
 inline constexpr char kLauncher[] = "launcher";  // MPI launcher job name
 inline constexpr int32_t kContainerTrainerPort = 29500;
 inline constexpr int32_t kDefaultJobReplicas = 1;
-inline constexpr char kJobCompletionIndexFieldPath[] =
-    "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+// The downward-API path of a pod's Job completion index (the rank env vars read it).
+inline const std::string kJobCompletionIndexFieldPath =
+    std::string("metadata.annotations['") + api::kAnnotationJobCompletionIndex + "']";
 
 // JobSet plugin. (kJobSetKind: transitional, for tools/trainer-render; use api::kJobSetGVK.)
 inline constexpr char kJobSetKind[] = "JobSet";
 inline constexpr char kVolumeNameInitializer[] = "initializer";
 inline constexpr char kInitializerEnvStorageUri[] = "STORAGE_URI";
-
-// TrainJob conditions.
-inline constexpr char kTrainJobComplete[] = "Complete";
-inline constexpr char kTrainJobFailed[] = "Failed";
 
 // The field manager of every object trainer-cpp applies.
 inline constexpr char kFieldManager[] = "trainer";

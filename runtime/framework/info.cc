@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "common/quantity/quantity.h"
+#include "runtime/api/labels.h"
 #include "runtime/framework/constants.h"
 
 namespace trainer::framework {
@@ -174,7 +175,7 @@ std::optional<std::string> AncestorOf(const json::Value& rjob) {
   const json::Value* v = rjob.Find("template");
   v = v != nullptr ? v->Find("metadata") : nullptr;
   v = v != nullptr ? v->Find("labels") : nullptr;
-  v = v != nullptr ? v->Find(kLabelTrainJobAncestor) : nullptr;
+  v = v != nullptr ? v->Find(api::kLabelTrainJobAncestor) : nullptr;
   if (v == nullptr || !v->IsString()) {
     return std::nullopt;
   }

@@ -1,6 +1,8 @@
 // Condition helpers.
 #include "runtime/framework/trainjob.h"
 
+#include "runtime/api/conditions.h"
+
 namespace trainer::framework {
 
 bool IsStatusConditionTrue(const std::vector<api::Condition>& conditions, std::string_view type) {
@@ -13,8 +15,8 @@ bool IsStatusConditionTrue(const std::vector<api::Condition>& conditions, std::s
 }
 
 bool IsTrainJobFinished(const api::TrainJob& job) {
-  return IsStatusConditionTrue(job.status.conditions, "Complete") ||
-         IsStatusConditionTrue(job.status.conditions, "Failed");
+  return IsStatusConditionTrue(job.status.conditions, api::kConditionComplete) ||
+         IsStatusConditionTrue(job.status.conditions, api::kConditionFailed);
 }
 
 bool SetStatusCondition(std::vector<api::Condition>& conditions, api::Condition condition,

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/api/conditions.h"
 #include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
@@ -503,12 +504,12 @@ StatusOr<std::optional<api::TrainJobStatus>> JobSet::Status(const api::TrainJob&
     return jobset.status();
   }
   api::TrainJobStatus status = api::Clone(job.status);
-  if (std::optional<api::Condition> c = TrueCondition(*jobset, "Completed")) {
-    c->type = framework::kTrainJobComplete;
+  if (std::optional<api::Condition> c = TrueCondition(*jobset, api::kJobSetConditionCompleted)) {
+    c->type = api::kConditionComplete;
     framework::SetStatusCondition(status.conditions, std::move(*c), now_);
   }
-  if (std::optional<api::Condition> c = TrueCondition(*jobset, "Failed")) {
-    c->type = framework::kTrainJobFailed;
+  if (std::optional<api::Condition> c = TrueCondition(*jobset, api::kJobSetConditionFailed)) {
+    c->type = api::kConditionFailed;
     framework::SetStatusCondition(status.conditions, std::move(*c), now_);
   }
   status.jobs_status.clear();

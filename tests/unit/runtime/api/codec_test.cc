@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "runtime/api/labels.h"
 #include "tests/unit/runtime/api/test_util.h"
 
 namespace trainer::api {
@@ -52,7 +53,7 @@ TEST_CASE("every example runtime decodes, and its typed fields alone encode the 
     json::Value doc = ReadYamlFile(file);
     TrainingRuntime rt = MustDecodeRuntime(doc);
     CHECK(rt.kind == kClusterTrainingRuntimeKind);
-    CHECK(rt.metadata.labels.count(kFrameworkLabel) == 1);
+    CHECK(rt.metadata.labels.count(kLabelFramework) == 1);
     REQUIRE_JSON_EQ(EncodeTrainingRuntime(rt), doc);
     // Nothing in the examples is unknown to the typed structs.
     rt.raw = json::Value();
@@ -81,7 +82,7 @@ TEST_CASE("the deepspeed runtime decodes its MPI policy") {
   TrainingRuntime rt =
       MustDecodeRuntime(ReadYamlFile("examples/runtimes/deepspeed-distributed.yaml"));
   CHECK(rt.metadata.name == "deepspeed-distributed");
-  CHECK(rt.metadata.labels.at(kFrameworkLabel) == "deepspeed");
+  CHECK(rt.metadata.labels.at(kLabelFramework) == "deepspeed");
   REQUIRE(rt.spec.ml_policy);
   CHECK(rt.spec.ml_policy->num_nodes == 1);
   REQUIRE(rt.spec.ml_policy->mpi);
