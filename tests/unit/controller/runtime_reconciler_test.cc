@@ -7,6 +7,7 @@
 
 #include "common/kube/rest_mapper.h"
 #include "common/kube/testing/fake_client.h"
+#include "runtime/api/labels.h"
 
 namespace trainer::controller {
 namespace {
@@ -42,7 +43,8 @@ std::vector<std::string> Finalizers(kube::testing::FakeClient& c,
   StatusOr<json::Value> rt = c.Get(gvr, ns, "torch");
   REQUIRE(rt.ok());
   std::vector<std::string> out;
-  if (const json::Value* f = rt->Find("metadata")->Find("finalizers"); f != nullptr && f->IsArray()) {
+  if (const json::Value* f = rt->Find("metadata")->Find("finalizers");
+      f != nullptr && f->IsArray()) {
     for (const json::Value& v : f->elements()) out.push_back(v.AsString());
   }
   return out;
@@ -51,7 +53,7 @@ std::vector<std::string> Finalizers(kube::testing::FakeClient& c,
 TEST_CASE("v2.3.0: the legacy finalizer is removed, others are kept") {
   kube::testing::FakeClient c;
   c.Seed(kube::kClusterTrainingRuntimes,
-         Runtime("ClusterTrainingRuntime", "", {"example.com/keep", kResourceInUseFinalizer}));
+         Runtime("ClusterTrainingRuntime", "", {"example.com/keep", api::kFinalizerResourceInUse}));
   ClientReader reader(c);
   bool in_use = true;  // in use or not: v2.3.0 removes it either way
   RuntimeReconciler r({&reader, &c, [&](auto, auto) { return in_use; }}, /*cluster=*/true,
@@ -83,7 +85,7 @@ TEST_CASE("--protect-runtimes-in-use: the finalizer follows the runtime's use") 
   CHECK(r.Reconcile("team", "torch").error.ok());
   CHECK(asked == "team/torch");
   CHECK(Finalizers(c, kube::kTrainingRuntimes, "team") ==
-        std::vector<std::string>{kResourceInUseFinalizer});
+        std::vector<std::string>{api::kFinalizerResourceInUse});
   in_use = false;
   CHECK(r.Reconcile("team", "torch").error.ok());
   CHECK(Finalizers(c, kube::kTrainingRuntimes, "team").empty());
@@ -91,7 +93,8 @@ TEST_CASE("--protect-runtimes-in-use: the finalizer follows the runtime's use") 
 
 TEST_CASE("a conflicting write is an error to retry; a runtime gone is done") {
   kube::testing::FakeClient c;
-  c.Seed(kube::kTrainingRuntimes, Runtime("TrainingRuntime", "team", {kResourceInUseFinalizer}));
+  c.Seed(kube::kTrainingRuntimes,
+         Runtime("TrainingRuntime", "team", {api::kFinalizerResourceInUse}));
   ClientReader reader(c);
   RuntimeReconciler r({&reader, &c, {}}, /*cluster=*/false, /*protect_in_use=*/false);
   c.FailNext("patch", ConflictError("the object has been modified"));
