@@ -23,7 +23,8 @@
 #                       the MPI plugin as upstream's MPI runtimes are (user mpiuser, sshd on 2222)
 #
 # References are `trainer-cpp/<image>:<12 hex of the content or recipe>`; the two services are
-# also tagged `:dev`, the tag deploy/ names. A service image is rebuilt when its files change;
+# also tagged `:dev`, the tag deploy/ names, and --load tags torch and openmpi `:bookworm` in the
+# node (examples/local/ names that). A service image is rebuilt when its files change;
 # the Debian images when their recipe below changes (RECIPE_DEBIAN), not when Debian publishes
 # updates: delete ~/.cache/trainer-images/<image> to take those.
 # Environment: TRAINER_IMAGES_CACHE (default ~/.cache/trainer-images), IMAGES_BUILD_DIR (default
@@ -183,8 +184,17 @@ debian_image() {
 }
 
 build_torch() {
-  # torchrun is Debian's own /usr/bin/torchrun (python3 -m torch.distributed.run).
-  debian_image torch python3-torch 'test -x "$1/usr/bin/torchrun"' \
+  # torchrun is Debian's own /usr/bin/torchrun (python3 -m torch.distributed.run). Debian 12's
+  # torch 1.13 on Python 3.11 breaks it: Std.from_str iterates an IntFlag, which yields no alias
+  # members (NONE = 0, ALL = 3) on 3.11, so the default "--redirects 0 --tee 0" become None and
+  # every torchrun fails in start_processes. The hook makes it look the members up by name, as
+  # later torch releases do.
+  local hook='set -e
+f="$1/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py"
+grep -q "for s in Std:" "$f"
+sed -i "s/for s in Std:/for s in Std.__members__.values():/" "$f"
+test -x "$1/usr/bin/torchrun"'
+  debian_image torch python3-torch "$hook" \
     --env PYTHONUNBUFFERED=1 --cmd '["python3"]'
 }
 
@@ -249,6 +259,11 @@ case "$mode" in
     for image in "${images[@]}"; do
       start=$SECONDS
       ctr --address "$sock" --namespace k8s.io images import "${ARCHIVE[$image]}" >/dev/null
+      # The Debian images also under a stable tag, which examples/local/ can name.
+      if [[ $image == torch || $image == openmpi ]]; then
+        ctr --address "$sock" --namespace k8s.io images tag --force "docker.io/${REF[$image]}" \
+          "docker.io/trainer-cpp/$image:$DEBIAN_SUITE" >/dev/null
+      fi
       log "loaded ${REF[$image]} into the node in $((SECONDS - start))s"
     done ;;
 esac

@@ -97,9 +97,13 @@ def main():
         torch = e2e.Archive(built["torch"][1])
         torch.extract(os.path.join(tmp, "torch"))
         p = run_in(os.path.join(tmp, "torch"), "0:0", "/usr/bin/python3", "-c",
-                   "import torch, torch.distributed as d; print(torch.__version__, d.is_gloo_available())")
+                   "import torch, torch.distributed as d\n"
+                   "from torch.distributed.elastic.multiprocessing.api import Std\n"
+                   "assert Std.from_str('0') == Std.NONE and Std.from_str('3') == Std.ALL\n"
+                   "print(torch.__version__, d.is_gloo_available())")
         check(p.returncode == 0 and p.stdout.strip().endswith("True"),
-              f"torch imports with gloo ({p.stdout.strip()} {p.stderr.strip()[-200:]})")
+              f"torch imports with gloo; torchrun parses its redirects ({p.stdout.strip()} "
+              f"{p.stderr.strip()[-200:]})")
         check(os.access(os.path.join(tmp, "torch", "usr/bin/torchrun"), os.X_OK), "torchrun is on PATH")
 
         mpi = e2e.Archive(built["openmpi"][1])
