@@ -341,6 +341,8 @@ imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
 serializeImagePulls: false
 maxPods: 110
+# Secret volumes follow their Secret within seconds (JobSet's webhook certificate, cert rotation).
+syncFrequency: 10s
 EOF
   cat >"$NODE_DIR/kube-proxy/config.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
