@@ -128,6 +128,22 @@ void TrimUnowned(json::Value& obj) {
   obj.Erase("stringData");
 }
 
+// Namespaces are cached as name, uid, resourceVersion and deletionTimestamp: all the reconciler
+// reads (TrainJobReconciler::BeingDeleted).
+void NamespaceMetadata(json::Value& ns) {
+  json::Value* meta = ns.Find("metadata");
+  json::Value slim = json::Value::Object();
+  if (meta != nullptr) {
+    for (const char* k :
+         {"name", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"}) {
+      if (json::Value* v = meta->Find(k)) slim.Set(k, std::move(*v));
+    }
+  }
+  ns.Erase("spec");
+  ns.Erase("status");
+  ns.Set("metadata", std::move(slim));
+}
+
 class ManagerImpl final : public Manager {
  public:
   explicit ManagerImpl(const Options& o) : options_(o) {}
@@ -153,6 +169,8 @@ class ManagerImpl final : public Manager {
   informer::Informer* trainjobs_ = nullptr;
   informer::Informer* trs_ = nullptr;
   informer::Informer* ctrs_ = nullptr;
+  // Not in informers_: nothing waits for it (see Init).
+  std::unique_ptr<informer::Informer> namespaces_;
   CacheReader cache_;
   // Held events that were not our echo go straight to the queue: they are live changes.
   OwnWrites own_writes_{[this](const std::string& key) {
@@ -217,6 +235,16 @@ Status ManagerImpl::Init(service::Frame& frame) {
                   /*strip=*/false);
     }
   }
+  // Namespaces, so that a TrainJob whose namespace is being deleted gets no writes (every one
+  // would be refused) and no confirming reads. Neither readiness nor the workers wait for this
+  // cache: until it has synced, or without the RBAC to list namespaces, passes behave as if no
+  // namespace were being deleted, as before.
+  informer::InformerOptions nso;
+  nso.gvr = kube::kNamespaces;
+  nso.transform = NamespaceMetadata;
+  nso.name = "namespaces";
+  namespaces_ = std::make_unique<informer::Informer>(*client_, std::move(nso));
+  cache_.Add({"", "v1", "Namespace"}, &namespaces_->store());
   RETURN_IF_ERROR(trainjobs_->AddIndexer(kIndexTrainingRuntime, [](const json::Value& o) {
     return RuntimeIndex(o, api::kTrainingRuntimeKind);
   }));
@@ -419,6 +447,7 @@ void ManagerImpl::StopControllers() {
 }
 
 Status ManagerImpl::Run(std::stop_token stop) {
+  namespaces_->Start();
   for (const auto& i : informers_) i->Start();
   // Workers read only synced caches (controller-runtime waits the same way): an unsynced cache
   // would report a present runtime or snapshot as missing.
@@ -426,6 +455,7 @@ Status ManagerImpl::Run(std::stop_token stop) {
     while (!i->WaitForSync(std::chrono::milliseconds(200))) {
       if (stop.stop_requested()) {
         for (const auto& j : informers_) j->Stop();
+        namespaces_->Stop();
         return OkStatus();
       }
     }
@@ -486,6 +516,7 @@ Status ManagerImpl::Run(std::stop_token stop) {
     }
   }
   for (const auto& i : informers_) i->Stop();
+  namespaces_->Stop();
   return result;
 }
 

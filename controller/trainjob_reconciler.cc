@@ -16,6 +16,7 @@ namespace {
 
 constexpr char kFieldManager[] = "trainer";
 const framework::GroupVersionKind kTrainJobGVK{"trainer.kubeflow.org", "v1alpha1", "TrainJob"};
+const framework::GroupVersionKind kNamespaceGVK{"", "v1", "Namespace"};
 
 framework::GroupVersionKind ToFramework(const kube::GroupVersionKind& gvk) {
   return {gvk.group, gvk.version, gvk.kind};
@@ -79,9 +80,12 @@ bool ManagedByOther(const json::Value& trainjob) {
   return managed_by->AsString() != api::kTrainJobControllerManagedBy;
 }
 
-bool IsBeingDeleted(const json::Value& trainjob) {
-  const json::Value* meta = trainjob.Find("metadata");
-  return meta != nullptr && meta->Has("deletionTimestamp");
+std::optional<std::chrono::system_clock::time_point> MetaTime(const json::Value& obj,
+                                                              std::string_view field) {
+  const json::Value* meta = obj.Find("metadata");
+  const json::Value* v = meta != nullptr ? meta->Find(field) : nullptr;
+  if (v == nullptr || !v->IsString()) return std::nullopt;
+  return kube::ParseTime(v->AsString());
 }
 
 std::string StateOf(const api::TrainJob& job) {
@@ -237,6 +241,24 @@ Status TrainJobReconciler::ConfirmLive(std::string_view ns, std::string_view nam
   return OkStatus();
 }
 
+bool TrainJobReconciler::BeingDeleted(const json::Value& trainjob) const {
+  if (MetaTime(trainjob, "deletionTimestamp").has_value()) return true;
+  // A namespace being deleted deletes the TrainJob too, and refuses every write meanwhile. The
+  // namespace cache may still hold a deleted namespace whose name a new one took: only a TrainJob
+  // created before the deletion began can be in the namespace being deleted (creation in a
+  // terminating namespace is refused), so a newer TrainJob is never taken for one going away.
+  const json::Value* meta = trainjob.Find("metadata");
+  const json::Value* ns = meta != nullptr ? meta->Find("namespace") : nullptr;
+  if (ns == nullptr || !ns->IsString()) return false;
+  StatusOr<json::Value> nso = deps_.reader->Get(kNamespaceGVK, "", ns->AsString());
+  if (!nso.ok()) return false;
+  std::optional<std::chrono::system_clock::time_point> deleted =
+      MetaTime(*nso, "deletionTimestamp");
+  std::optional<std::chrono::system_clock::time_point> created =
+      MetaTime(trainjob, "creationTimestamp");
+  return deleted && created && *created < *deleted;
+}
+
 StatusOr<json::Value> TrainJobReconciler::GetTrainJob(std::string_view ns, std::string_view name,
                                                       const std::string& key) {
   // The mark is taken first, so a TrainJob already gone from the cache leaves none behind.
@@ -248,9 +270,9 @@ StatusOr<json::Value> TrainJobReconciler::GetTrainJob(std::string_view ns, std::
   }
   // A TrainJob being deleted gets no object writes (ReconcileTrainJob), so confirming it adds
   // nothing: a deletionTimestamp is never removed, and a stale cached copy only means the
-  // TrainJob is already gone. During a foreground deletion every owned object's deletion would
-  // otherwise cost a read.
-  if (!confirm || IsBeingDeleted(*live)) {
+  // TrainJob is already gone. During a foreground or namespace deletion every owned object's
+  // deletion would otherwise cost a read.
+  if (!confirm || BeingDeleted(*live)) {
     return live;
   }
   Status confirmed = ConfirmLive(ns, name, *live);
@@ -292,9 +314,10 @@ ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
   const api::TrainJobStatus prev = api::Clone(job.status);
   // Being deleted (a foreground deletion, or the namespace's): the garbage collector is removing
   // the owned objects and waits for them; applying them again would re-create them for as long
-  // as the TrainJob exists, and the deletion would never finish. Upstream v2.3.0 has no such
-  // check and re-creates them at its client's rate limit.
-  const bool deleting = job.metadata.deletion_timestamp.has_value();
+  // as the TrainJob exists, and the deletion would never finish (in a terminating namespace
+  // every write is refused). Upstream v2.3.0 has no such check and re-creates them at its
+  // client's rate limit.
+  const bool deleting = BeingDeleted(live);
   const std::string runtime_key = api::RuntimeRegistryKey(job.spec.runtime_ref);
   core::Runtime* runtime = deps_.runtimes ? deps_.runtimes(runtime_key) : nullptr;
   ObjectsOutcome objects;

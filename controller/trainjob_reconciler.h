@@ -125,6 +125,9 @@ class TrainJobReconciler {
   // The TrainJob from the cache; from the apiserver when ConfirmNextPass marked it.
   StatusOr<json::Value> GetTrainJob(std::string_view ns, std::string_view name,
                                     const std::string& key);
+  // The TrainJob is being deleted: its own deletionTimestamp, or its namespace's (from the
+  // reader's Namespace cache, when there is one) set after the TrainJob was created.
+  bool BeingDeleted(const json::Value& trainjob) const;
   // Everything after the skip: objects, conditions, status, deadline, the status patch.
   ReconcileResult ReconcileTrainJob(const std::string& key, const json::Value& live,
                                     api::TrainJob& job);

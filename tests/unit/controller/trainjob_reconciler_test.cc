@@ -369,6 +369,68 @@ TEST_CASE("a TrainJob being deleted: no object is re-created, no confirming read
   CHECK(f.runtime.new_objects_calls == 1);
 }
 
+TEST_CASE("a TrainJob in a namespace being deleted: nothing is re-created, no confirming read",
+          "[reconciler]") {
+  // The namespace controller deletes the owned objects (their events start passes) before or
+  // after the TrainJobs; every write in the namespace is refused meanwhile.
+  Fixture f;
+  f.cluster.Put(TrainJob("tj"));  // created 2026-01-01T00:00:00Z
+  REQUIRE(f.Run().error.ok());
+  f.cluster.Remove("JobSet", "ns", "tj");
+  f.cluster.Remove("ConfigMap", "ns", "tj-runtime-snapshot");
+  int live_reads = 0;
+  TrainJobReconciler::Deps deps;
+  deps.reader = &f.overlay;
+  deps.overlay = &f.overlay;
+  deps.writer = &f.cluster;
+  deps.runtimes = [&f](std::string_view key) -> core::Runtime* {
+    return key == kCTRKey ? &f.runtime : nullptr;
+  };
+  deps.now = [&f] { return f.now; };
+  deps.get_live = [&](std::string_view, std::string_view) -> StatusOr<json::Value> {
+    ++live_reads;
+    return f.Job().Clone();
+  };
+  TrainJobReconciler r(std::move(deps), f.options);
+  const size_t writes = f.cluster.writes().size();
+  auto put_namespace = [&](std::string_view deleted_at) {
+    json::Value ns = MustParse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ns",
+        "creationTimestamp":"2025-12-01T00:00:00Z"}})");
+    if (!deleted_at.empty()) ns["metadata"].Set("deletionTimestamp", deleted_at);
+    f.cluster.Put(std::move(ns));
+  };
+
+  SECTION("deletion began after the TrainJob was created: no writes, no read") {
+    put_namespace("2026-01-01T00:00:10Z");
+    r.ConfirmNextPass("ns/tj");
+    CHECK(r.Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 0);
+    CHECK(f.cluster.writes().size() == writes);
+    CHECK(f.cluster.Find("JobSet", "ns", "tj") == nullptr);
+  }
+  SECTION("a stale cache: a deleted namespace whose name a newer one took is not this one's") {
+    // The TrainJob was created when (or after) the cached namespace began to go: it lives in a
+    // newer namespace of that name, which the cache has not seen yet.
+    put_namespace("2026-01-01T00:00:00Z");
+    r.ConfirmNextPass("ns/tj");
+    REQUIRE(r.Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 1);
+    CHECK(f.cluster.Find("JobSet", "ns", "tj") != nullptr);
+    CHECK(f.cluster.Find("ConfigMap", "ns", "tj-runtime-snapshot") != nullptr);
+  }
+  SECTION("a live namespace, or none cached: the objects are applied again") {
+    put_namespace("");
+    r.ConfirmNextPass("ns/tj");
+    REQUIRE(r.Reconcile("ns", "tj").error.ok());
+    CHECK(live_reads == 1);
+    CHECK(f.cluster.Find("JobSet", "ns", "tj") != nullptr);
+    f.cluster.Remove("Namespace", "", "ns");
+    f.cluster.Remove("JobSet", "ns", "tj");
+    REQUIRE(r.Reconcile("ns", "tj").error.ok());
+    CHECK(f.cluster.Find("JobSet", "ns", "tj") != nullptr);
+  }
+}
+
 TEST_CASE("suspend and resume", "[reconciler]") {
   Fixture f;
   f.cluster.Put(TrainJob("tj", R"(,"suspend":true)"));
