@@ -9,12 +9,14 @@ Import it from a benchmark with
 """
 
 import base64
+import contextlib
 import datetime
 import http.client
 import json
 import os
 import platform
 import re
+import shutil
 import signal
 import socket
 import ssl
@@ -152,6 +154,19 @@ def install_trainer(bed, runtimes=(RUNTIME_FILE,)):
         bed.kubectl("apply", "--server-side", "-f", r)
 
 
+@contextlib.contextmanager
+def work_dir(prefix):
+    """A temporary directory for a run's test bed and logs: removed when the run succeeds, kept
+    (and named) when it fails, for its logs."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield d
+    except BaseException:
+        log("logs kept in %s" % d)
+        raise
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def wait_for(cond, timeout, what, every=0.1):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -170,15 +185,20 @@ class Api:
             kc = yaml.safe_load(f)
         cluster = kc["clusters"][0]["cluster"]
         user = kc["users"][0]["user"]
-        self._dir = tempfile.mkdtemp(prefix="bench-api-")
-        files = {}
-        for key in ("certificate-authority-data", "client-certificate-data", "client-key-data"):
-            path = os.path.join(self._dir, key)
-            with open(path, "wb") as f:
-                f.write(base64.b64decode(cluster.get(key) or user.get(key)))
-            files[key] = path
-        self.ctx = ssl.create_default_context(cafile=files["certificate-authority-data"])
-        self.ctx.load_cert_chain(files["client-certificate-data"], files["client-key-data"])
+        # ssl reads certificates from files only; they are gone once loaded.
+        tmp = tempfile.mkdtemp(prefix="bench-api-")
+        try:
+            files = {}
+            for key in ("certificate-authority-data", "client-certificate-data",
+                        "client-key-data"):
+                path = os.path.join(tmp, key)
+                with open(path, "wb") as f:
+                    f.write(base64.b64decode(cluster.get(key) or user.get(key)))
+                files[key] = path
+            self.ctx = ssl.create_default_context(cafile=files["certificate-authority-data"])
+            self.ctx.load_cert_chain(files["client-certificate-data"], files["client-key-data"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         server = cluster["server"].split("://", 1)[1]
         self.host, self.port = server.rsplit(":", 1)
         self.timeout = timeout

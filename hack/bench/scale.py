@@ -51,7 +51,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -268,11 +267,11 @@ def main():
             log("%s: done before (%s), skipped" % (name, path))
             continue
         log("%s: start (load average %.1f)" % (name, os.getloadavg()[0]))
-        work = tempfile.mkdtemp(prefix="bench-scale-")
         doc = benchlib.envelope("scale-unit", args)
         t = time.time()
-        doc["result"] = (run_floor(args, work, which, n) if what == "floor"
-                         else run_controller(args, work, which, n))
+        with benchlib.work_dir("bench-scale-") as work:
+            doc["result"] = (run_floor(args, work, which, n) if what == "floor"
+                             else run_controller(args, work, which, n))
         doc["wall_seconds"] = round(time.time() - t, 1)
         doc["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
         with open(path + ".tmp", "w") as f:

@@ -40,7 +40,6 @@ import os
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -280,35 +279,8 @@ def detail(rows):
     return "\n".join(lines) + "\n"
 
 
-def null_variant(text):
-    name, _, extra = text.partition("=")
-    return "null-" + name, extra.split()  # not shlex: JSON keeps its quotes
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--count", type=int, default=1000)
-    ap.add_argument("--concurrency", default="1,16")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--upstream", action="store_true")
-    ap.add_argument("--null-variant", action="append", default=[], type=null_variant,
-                    metavar="NAME=ARGS",
-                    help="one more null webhook, configuration null-NAME, with these "
-                         "trainer-bench-null-webhook arguments, split at spaces (e.g. "
-                         "patch='--mutate-patch [{\"op\":\"add\",...}]', pad='--pad 2000')")
-    ap.add_argument("--upstream-bin", default="")
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
-    ap.add_argument("--out", default="")
-    args = ap.parse_args()
-    if args.upstream:
-        args.upstream_bin = benchlib.upstream_binary(args.upstream_bin)
-    out_base = args.out or benchlib.default_out("admission")
-    doc = benchlib.envelope("admission", args)
-    concurrencies = [int(c) for c in args.concurrency.split(",")]
-    configs = (["none", "null"] + [name for name, _ in args.null_variant] + ["ours"] +
-               (["upstream"] if args.upstream else []))
-    work = tempfile.mkdtemp(prefix="bench-admission-")
-    rows = []
+def run_rounds(args, work, configs, concurrencies, rows):
+    """Every configuration, --rounds times in rotated order, on a test bed of its own."""
     with benchlib.TestBed(os.path.join(work, "testbed")) as bed:
         api = bed.api()
         api.create_namespace(NS)
@@ -338,6 +310,38 @@ def main():
         finally:
             for s in servers.values():
                 s.service.stop()
+
+
+def null_variant(text):
+    name, _, extra = text.partition("=")
+    return "null-" + name, extra.split()  # not shlex: JSON keeps its quotes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--concurrency", default="1,16")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--upstream", action="store_true")
+    ap.add_argument("--null-variant", action="append", default=[], type=null_variant,
+                    metavar="NAME=ARGS",
+                    help="one more null webhook, configuration null-NAME, with these "
+                         "trainer-bench-null-webhook arguments, split at spaces (e.g. "
+                         "patch='--mutate-patch [{\"op\":\"add\",...}]', pad='--pad 2000')")
+    ap.add_argument("--upstream-bin", default="")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    if args.upstream:
+        args.upstream_bin = benchlib.upstream_binary(args.upstream_bin)
+    out_base = args.out or benchlib.default_out("admission")
+    doc = benchlib.envelope("admission", args)
+    concurrencies = [int(c) for c in args.concurrency.split(",")]
+    configs = (["none", "null"] + [name for name, _ in args.null_variant] + ["ours"] +
+               (["upstream"] if args.upstream else []))
+    rows = []
+    with benchlib.work_dir("bench-admission-") as work:
+        run_rounds(args, work, configs, concurrencies, rows)
     summary = summarize(rows, configs, concurrencies)
     doc["results"] = rows
     doc["summary"] = summary

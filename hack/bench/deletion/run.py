@@ -32,7 +32,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
@@ -121,7 +120,11 @@ def wait_gone(api, mode, deadline):
 
 
 def run(args, impl, n, mode):
-    work = tempfile.mkdtemp(prefix="bench-deletion-")
+    with benchlib.work_dir("bench-deletion-") as work:
+        return run_in(args, impl, n, mode, work)
+
+
+def run_in(args, impl, n, mode, work):
     ctrls = benchlib.Controllers(impl, args.bin, 5, args.upstream_bin)
     r = dict(ctrls.describe(), n=n, mode=mode)
     timeout = max(600, n // 10)
