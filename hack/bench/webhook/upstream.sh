@@ -4,9 +4,10 @@
 # `hack/bench/webhook/run.sh --upstream`: the same-run baseline the benchmark's ratios are taken
 # against. `go install module/cmd@version` works for it (unlike etcd, Kubernetes and JobSet in
 # hack/testbed/build.sh, its go.mod has no replace directive). The result is cached under
-# ~/.cache/trainer-bench-upstream/<version>/ (GOPATH, GOCACHE and the binary), with a stamp, so
-# a second run returns at once (8 s). A cold build (module downloads + compile) took 6 min of CPU,
-# 68 min of wall time on this 2-core machine shared with other builds at load average ~30.
+# ~/.cache/trainer-bench-upstream/<version>/ (GOPATH, GOCACHE and the binary, hack/lib/go-install.sh),
+# with a stamp, so a second run returns at once. A cold build (module downloads + compile) took
+# 6 min of CPU, 68 min of wall time on this 2-core machine shared with other builds at load
+# average ~30. Also used by tests/integration/migration (upstream runs, then trainer-cpp takes over).
 #
 #   hack/bench/webhook/upstream.sh               build if needed; print the binary's path
 #   hack/bench/webhook/upstream.sh --check       exit 0 if built, 1 otherwise
@@ -15,7 +16,7 @@ set -euo pipefail
 
 UPSTREAM_MODULE=github.com/kubeflow/trainer/v2
 UPSTREAM_VERSION=v2.3.0
-RECIPE=1  # bump when the build below changes, so cached copies rebuild
+RECIPE=2  # bump when the build below changes, so cached copies rebuild
 
 cache_root=${TRAINER_UPSTREAM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainer-bench-upstream}
 vdir="$cache_root/$UPSTREAM_VERSION"
@@ -32,19 +33,5 @@ case "${1:-}" in
   *) echo "upstream.sh: unknown argument $1" >&2; exit 2 ;;
 esac
 
-if ! built; then
-  command -v go >/dev/null || { echo "upstream.sh: go is not installed" >&2; exit 2; }
-  mkdir -p "$vdir"
-  echo "upstream.sh: building $UPSTREAM_MODULE/cmd/trainer-controller-manager@$UPSTREAM_VERSION" \
-    "(log: $vdir/build.log)" >&2
-  if ! GOPATH="$cache_root/gopath" GOCACHE="$cache_root/gocache" GOBIN="$vdir/bin" \
-      GOFLAGS=-buildvcs=false GOTOOLCHAIN=local \
-      go install -p 2 -trimpath "$UPSTREAM_MODULE/cmd/trainer-controller-manager@$UPSTREAM_VERSION" \
-      >"$vdir/build.log" 2>&1; then
-    tail -20 "$vdir/build.log" >&2
-    echo "upstream.sh: build failed (full log: $vdir/build.log)" >&2
-    exit 1
-  fi
-  echo "$want" > "$stamp"
-fi
-echo "$bin"
+source "$(dirname "$0")/../../lib/go-install.sh"
+go_install_cached "$vdir" "$UPSTREAM_MODULE/cmd/trainer-controller-manager@$UPSTREAM_VERSION" "$want"
