@@ -38,7 +38,9 @@ def render():
         "metadata": {
             "name": "trainer-alerts",
             "namespace": "kubeflow-system",
-            "labels": {"app.kubernetes.io/name": "trainer"},
+            # kube-prometheus-stack's Prometheus selects rules by release=<its release name>
+            # (deploy/components/prometheus says why this value).
+            "labels": {"app.kubernetes.io/name": "trainer", "release": "kube-prometheus-stack"},
         },
         "spec": {"groups": rules["groups"]},
     }

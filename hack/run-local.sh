@@ -126,6 +126,7 @@ up() {
   done
   render_base_without_workloads >"$state/deploy-local.yaml"
   testbed_kubectl apply --server-side --field-manager=trainer-deploy -f "$state/deploy-local.yaml" >/dev/null
+  testbed_kubectl apply --server-side --field-manager=trainer-deploy -k deploy/runtimes >/dev/null
 
   sa_kubeconfig trainer-webhook
   sa_kubeconfig trainer-controller

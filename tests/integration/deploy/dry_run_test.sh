@@ -1,38 +1,44 @@
 #!/usr/bin/env bash
-# `kubectl apply --server-side --dry-run=server -k` of deploy/ (internal certs, the default),
-# deploy/overlays/internal-cert, deploy/overlays/cert-manager and deploy/ + components/prometheus
-# against the fixture's kube-apiserver: every object passes the apiserver's schema, CEL and
-# admission checks as written (not just kustomize's rendering).
+# `kubectl apply --server-side --dry-run=server -k` of every variant of deploy/ against the
+# fixture's kube-apiserver: the default install, deploy/runtimes, each overlay (internal-cert,
+# cert-manager, jobset, kubeflow-platform), cert-manager in another namespace, and the optional
+# components (prometheus, prometheus-rules, grafana-dashboard, network-policy). Every object
+# passes the apiserver's schema, CEL and admission checks as written (not just kustomize's
+# rendering) and carries app.kubernetes.io/part-of=trainer-cpp.
 #
 # A server-side dry run cannot create what later objects need, so the test really creates the
 # prerequisites first: our CRDs (the ClusterTrainingRuntimes are validated against them), the
-# namespace kubeflow-system, and — only for the optional overlays — stand-in CRDs for
-# cert-manager.io Issuer/Certificate and monitoring.coreos.com ServiceMonitor (schema: any
-# object), since the test bed runs neither cert-manager nor the Prometheus Operator. Those stand-ins
-# check that kinds, versions and scopes exist as written, not cert-manager's field schema.
-# Everything it created is removed at the end (the CRDs of deploy/crds stay: other tests apply them).
+# namespaces, and — only for the optional parts — stand-in CRDs for cert-manager.io
+# Issuer/Certificate and monitoring.coreos.com ServiceMonitor/PrometheusRule (schema: any
+# object), since the test bed runs neither cert-manager nor the Prometheus Operator. Those
+# stand-ins check that kinds, versions and scopes exist as written, not cert-manager's field
+# schema. JobSet's release manifests come from its Go module (lib.sh). Everything it created is
+# removed at the end (the CRDs of deploy/crds stay: other tests apply them).
+# tests/integration/deploy/install_test.py installs for real, from nothing.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../../hack/testbed/lib.sh"
 source "$TESTBED_DIR/env" # TESTBED_APISERVER_URL, TESTBED_PKI_DIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$TESTBED_ROOT"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # The default runtimes in deploy/ are copies of examples/runtimes/ (kustomize cannot load files
 # outside deploy/); they must not drift.
 for f in examples/runtimes/*.yaml; do
-  cmp -s "$f" "deploy/base/runtimes/$(basename "$f")" ||
-    fail "deploy/base/runtimes/$(basename "$f") differs from $f (cp examples/runtimes/*.yaml deploy/base/runtimes/)"
+  cmp -s "$f" "deploy/runtimes/$(basename "$f")" ||
+    fail "deploy/runtimes/$(basename "$f") differs from $f (cp examples/runtimes/*.yaml deploy/runtimes/)"
 done
-[[ $(ls deploy/base/runtimes/*.yaml | grep -vc kustomization.yaml) == $(ls examples/runtimes/*.yaml | wc -l) ]] ||
-  fail "deploy/base/runtimes/ and examples/runtimes/ list different runtimes"
+[[ $(ls deploy/runtimes/*.yaml | grep -vc kustomization.yaml) == $(ls examples/runtimes/*.yaml | wc -l) ]] ||
+  fail "deploy/runtimes/ and examples/runtimes/ list different runtimes"
 
 work=$(mktemp -d)
+namespaces=(kubeflow-system kubeflow ml-platform)
 cleanup() {
   testbed_kubectl delete --ignore-not-found --wait=false -f "$work/standins.yaml" >/dev/null 2>&1 || true
   testbed_kubectl delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
   testbed_kubectl delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
   testbed_kubectl delete clusterrole,clusterrolebinding -l trainer-test=deploy-cert-init --ignore-not-found >/dev/null 2>&1 || true
-  testbed_kubectl delete namespace kubeflow-system --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  testbed_kubectl delete namespace "${namespaces[@]}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -61,30 +67,56 @@ YAML
   standin_crd cert-manager.io v1 Issuer issuers
   standin_crd cert-manager.io v1 Certificate certificates
   standin_crd monitoring.coreos.com v1 ServiceMonitor servicemonitors
+  standin_crd monitoring.coreos.com v1 PrometheusRule prometheusrules
 } >"$work/standins.yaml"
 
 testbed_kubectl apply --server-side --force-conflicts --field-manager=deploy-test -k deploy/crds >/dev/null
 testbed_kubectl apply --server-side --field-manager=deploy-test -f "$work/standins.yaml" >/dev/null
-testbed_kubectl create namespace kubeflow-system --dry-run=client -o yaml |
-  testbed_kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+for ns in "${namespaces[@]}"; do
+  testbed_kubectl create namespace "$ns" --dry-run=client -o yaml |
+    testbed_kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+done
 for crd in trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
   clustertrainingruntimes.trainer.kubeflow.org issuers.cert-manager.io \
-  certificates.cert-manager.io servicemonitors.monitoring.coreos.com; do
+  certificates.cert-manager.io servicemonitors.monitoring.coreos.com \
+  prometheusrules.monitoring.coreos.com; do
   testbed_wait_for "CRD $crd" 60 testbed_crd_established "$crd"
 done
 
-# deploy/ + the Prometheus component, as a user's own kustomization next to the repository would.
-mkdir -p "$work/prometheus"
-rel=$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$TESTBED_ROOT/deploy" "$work/prometheus")
-cat >"$work/prometheus/kustomization.yaml" <<YAML
-resources: [$rel]
-components: [$rel/components/prometheus]
-YAML
+# A kustomization of the user's own next to the repository.
+user_kustomization() { # DIR "RESOURCE..." "COMPONENT..." [NAMESPACE]
+  local dir=$1 r c rel
+  mkdir -p "$dir"
+  rel=$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$TESTBED_ROOT/deploy" "$dir")
+  {
+    if [[ -n ${4:-} ]]; then echo "namespace: $4"; fi
+    echo "resources:"
+    for r in $2; do echo "  - $rel/$r"; done
+    if [[ -n $3 ]]; then echo "components:"; fi
+    for c in $3; do echo "  - $rel/components/$c"; done
+  } >"$dir/kustomization.yaml"
+}
+user_kustomization "$work/optional" "." "prometheus prometheus-rules grafana-dashboard network-policy"
+user_kustomization "$work/cm-ns" "overlays/cert-manager" "" ml-platform
+deploy_tree_with_local_jobset "$work/local" || fail "could not build a deploy/ tree with JobSet's manifests"
+
+# Every object of a rendered kustomization carries app.kubernetes.io/part-of=trainer-cpp.
+check_part_of() { # NAME DIR
+  testbed_kubectl kustomize "$2" 2>/dev/null | python3 -c '
+import sys, yaml
+bad = [d["kind"] + "/" + d["metadata"]["name"] for d in yaml.safe_load_all(sys.stdin)
+       if d and (d["metadata"].get("labels") or {}).get("app.kubernetes.io/part-of") != "trainer-cpp"]
+if bad:
+    sys.exit("without app.kubernetes.io/part-of=trainer-cpp: " + ", ".join(bad))' ||
+    fail "$1: an object lacks the part-of label"
+}
 
 check() { # NAME DIR WANT_KINDS...
   local name=$1 dir=$2; shift 2
   local out
-  if ! out=$(testbed_kubectl apply --server-side --dry-run=server --field-manager=trainer-deploy -k "$dir" 2>&1); then
+  # --force-conflicts: the fixture applied the JobSet CRD under another field manager.
+  if ! out=$(testbed_kubectl apply --server-side --dry-run=server --force-conflicts \
+      --field-manager=trainer-deploy -k "$dir" 2>&1); then
     echo "$out" >&2
     fail "$name: kubectl apply --server-side --dry-run=server -k $dir failed"
   fi
@@ -92,21 +124,59 @@ check() { # NAME DIR WANT_KINDS...
   for kind in "$@"; do
     grep -q "^$kind/" <<<"$out" || { echo "$out" >&2; fail "$name: no $kind in the output"; }
   done
-  echo "ok: $name ($(wc -l <<<"$out") objects, server dry run)"
+  check_part_of "$name" "$dir"
+  echo "ok: $name ($(grep -c / <<<"$out") objects, server dry run, all labelled part-of)"
 }
 common=(customresourcedefinition.apiextensions.k8s.io namespace serviceaccount
   clusterrole.rbac.authorization.k8s.io clusterrolebinding.rbac.authorization.k8s.io
   role.rbac.authorization.k8s.io rolebinding.rbac.authorization.k8s.io configmap service
   deployment.apps poddisruptionbudget.policy
   mutatingwebhookconfiguration.admissionregistration.k8s.io
-  validatingwebhookconfiguration.admissionregistration.k8s.io
-  clustertrainingruntime.trainer.kubeflow.org secret)
+  validatingwebhookconfiguration.admissionregistration.k8s.io secret)
+no_ns=() no_secret=()
+for k in "${common[@]}"; do
+  [[ $k == namespace ]] || no_ns+=("$k")
+  [[ $k == secret ]] || no_secret+=("$k")
+done
 check "deploy/ (default: internal certs)" deploy "${common[@]}"
-check "overlays/internal-cert" deploy/overlays/internal-cert "${common[@]}"
-cm=()
-for k in "${common[@]}"; do [[ $k == secret ]] || cm+=("$k"); done
-check "overlays/cert-manager" deploy/overlays/cert-manager "${cm[@]}" issuer.cert-manager.io certificate.cert-manager.io
-check "deploy/ + components/prometheus" "$work/prometheus" "${common[@]}" servicemonitor.monitoring.coreos.com
+check "deploy/runtimes" deploy/runtimes clustertrainingruntime.trainer.kubeflow.org
+check_part_of "overlays/internal-cert" deploy/overlays/internal-cert # the same objects as deploy/ (below)
+check "overlays/cert-manager" deploy/overlays/cert-manager "${no_secret[@]}" issuer.cert-manager.io certificate.cert-manager.io
+check "overlays/cert-manager in namespace ml-platform" "$work/cm-ns" "${no_secret[@]}" certificate.cert-manager.io
+check "deploy/ + every optional component" "$work/optional" "${common[@]}" \
+  servicemonitor.monitoring.coreos.com prometheusrule.monitoring.coreos.com \
+  networkpolicy.networking.k8s.io
+check "overlays/jobset" "$work/local/deploy/overlays/jobset" "${common[@]}"
+check "overlays/kubeflow-platform" "$work/local/deploy/overlays/kubeflow-platform" "${no_ns[@]}"
+
+# cert-manager in another namespace: the certificate, the CA injection, the webhooks' Service
+# and the RoleBindings all name it; no object is left in kubeflow-system.
+testbed_kubectl kustomize "$work/cm-ns" 2>/dev/null | python3 -c '
+import sys, yaml
+NS = "ml-platform"
+errs = []
+for d in yaml.safe_load_all(sys.stdin):
+    if not d:
+        continue
+    m = d["metadata"]
+    what = d["kind"] + "/" + m["name"]
+    if m.get("namespace") not in (None, NS):
+        errs.append(what + " is in namespace " + m["namespace"])
+    if d["kind"] == "Certificate" and d["spec"]["dnsNames"][0] != "trainer-webhook." + NS + ".svc":
+        errs.append(what + ": dnsNames " + str(d["spec"]["dnsNames"]))
+    if "webhooks" in d:
+        if (m.get("annotations") or {}).get("cert-manager.io/inject-ca-from") != NS + "/trainer-webhook":
+            errs.append(what + ": annotations " + str(m.get("annotations")))
+        for w in d["webhooks"]:
+            if w["clientConfig"]["service"]["namespace"] != NS:
+                errs.append(what + ": " + w["name"] + " calls a Service in " + w["clientConfig"]["service"]["namespace"])
+    if d["kind"].endswith("RoleBinding"):
+        for s in d["subjects"]:
+            if s["kind"] == "ServiceAccount" and s["namespace"] != NS:
+                errs.append(what + ": subject in " + s["namespace"])
+sys.exit("\n".join(errs) if errs else 0)' ||
+  fail "overlays/cert-manager in namespace ml-platform: something still names another namespace"
+echo "ok: cert-manager in namespace ml-platform: DNS names, inject-ca-from, webhook Services, RoleBindings follow it"
 
 # The default install and the internal-cert overlay are the same objects.
 diff <(testbed_kubectl kustomize deploy) <(testbed_kubectl kustomize deploy/overlays/internal-cert) >/dev/null ||
