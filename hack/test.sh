@@ -64,6 +64,9 @@ if [[ " ${ctest_args[*]:-} " != *" -L unit "* && " ${ctest_args[*]:-} " != *" -L
   fi
   step "building the test bed (cached after the first run)"
   hack/testbed/build.sh
+  # The chart's tests run Helm (tests/integration/chart); ~3 min cold, cached under ~/.cache.
+  step "building Helm (cached after the first run)"
+  hack/tools/helm.sh >/dev/null
 fi
 
 # The e2e tier's images (hack/images/build.sh: a Release build of the services, Debian images

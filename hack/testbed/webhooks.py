@@ -13,6 +13,17 @@ import json
 import sys
 
 
+def point_at_url(config, base_url, ca_bundle):
+    """Rewrites every webhook of one configuration to call base_url + its Service path."""
+    for wh in config.get("webhooks", []):
+        cc = wh.get("clientConfig", {})
+        path = cc.get("service", {}).get("path", "")
+        if not path and "url" not in cc:
+            sys.exit(f"webhooks.py: webhook {wh.get('name')} has neither service.path nor url")
+        url = base_url.rstrip("/") + path if path else cc["url"]
+        wh["clientConfig"] = {"url": url, "caBundle": ca_bundle}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--url", required=True, help="base URL, e.g. https://127.0.0.1:9443")
@@ -37,13 +48,7 @@ def main():
         if item.get("kind") not in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
             continue
         item["metadata"] = {"name": args.prefix + item["metadata"]["name"]}
-        for wh in item.get("webhooks", []):
-            cc = wh.get("clientConfig", {})
-            path = cc.get("service", {}).get("path", "")
-            if not path and "url" not in cc:
-                sys.exit(f"webhooks.py: webhook {wh.get('name')} has neither service.path nor url")
-            url = args.url.rstrip("/") + path if path else cc["url"]
-            wh["clientConfig"] = {"url": url, "caBundle": ca_bundle}
+        point_at_url(item, args.url, ca_bundle)
         out.append(item)
     if not out:
         sys.exit("webhooks.py: no webhook configurations in the input")

@@ -34,7 +34,7 @@ done
 work=$(mktemp -d)
 namespaces=(kubeflow-system kubeflow ml-platform)
 cleanup() {
-  testbed_kubectl delete --ignore-not-found --wait=false -f "$work/standins.yaml" >/dev/null 2>&1 || true
+  testbed_kubectl delete --ignore-not-found --timeout=60s -f "$work/standins.yaml" >/dev/null 2>&1 || true
   testbed_kubectl delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
   testbed_kubectl delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
   testbed_kubectl delete clusterrole,clusterrolebinding -l trainer-test=deploy-cert-init --ignore-not-found >/dev/null 2>&1 || true
@@ -43,26 +43,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-standin_crd() { # GROUP VERSION KIND PLURAL
-  cat <<YAML
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: $4.$1
-  labels: {trainer-test: deploy-dry-run-standin}
-spec:
-  group: $1
-  scope: Namespaced
-  names: {kind: $3, plural: $4, singular: $(tr '[:upper:]' '[:lower:]' <<<"$3"), listKind: ${3}List}
-  versions:
-    - name: $2
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-YAML
-}
 {
   standin_crd cert-manager.io v1 Issuer issuers
   standin_crd cert-manager.io v1 Certificate certificates

@@ -3,6 +3,9 @@
 #   deploy_tree_with_local_jobset DIR   copies deploy/ to DIR/deploy (and links examples/ next
 #                                       to it) with JobSet's release manifests taken from the Go
 #                                       module instead of GitHub
+#   standin_crd GROUP VERSION KIND PLURAL   prints a CRD that accepts any object of that kind:
+#                                       stands in for cert-manager's and the Prometheus
+#                                       Operator's CRDs, which the test bed does not run
 #
 # deploy/third-party/jobset names https://github.com/kubernetes-sigs/jobset/releases/download/
 # v0.12.0/manifests.yaml, which this machine cannot download. JobSet's release process builds
@@ -40,4 +43,25 @@ deploy_tree_with_local_jobset() { # DIR
   local k="$dir/deploy/third-party/jobset/kustomization.yaml"
   grep -qF "$JOBSET_MANIFESTS_URL" "$k" || { echo "$k does not name $JOBSET_MANIFESTS_URL" >&2; return 1; }
   sed -i "s#$JOBSET_MANIFESTS_URL#manifests.yaml#" "$k"
+}
+
+standin_crd() { # GROUP VERSION KIND PLURAL
+  cat <<YAML
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: $4.$1
+  labels: {trainer-test: deploy-dry-run-standin}
+spec:
+  group: $1
+  scope: Namespaced
+  names: {kind: $3, plural: $4, singular: $(tr '[:upper:]' '[:lower:]' <<<"$3"), listKind: ${3}List}
+  versions:
+    - name: $2
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+YAML
 }
