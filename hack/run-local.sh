@@ -82,7 +82,7 @@ render_base_without_workloads() {
 import sys, yaml
 skip = {"Deployment", "Service", "PodDisruptionBudget", "MutatingWebhookConfiguration",
         "ValidatingWebhookConfiguration", "CustomResourceDefinition"}
-docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] not in skip]
+docs = [d for d in yaml.load_all(sys.stdin, Loader=yaml.CSafeLoader) if d and d["kind"] not in skip]
 yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)'
 }
 

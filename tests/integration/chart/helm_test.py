@@ -85,7 +85,8 @@ class Setup:
 
 def release_objects(s):
     """(kind, namespace, name) of everything `helm get manifest` lists."""
-    docs = [d for d in yaml.safe_load_all(s.helm("get", "manifest", RELEASE, "-n", NS)) if d]
+    text = s.helm("get", "manifest", RELEASE, "-n", NS)
+    docs = [d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d]
     return [(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"],
              d["apiVersion"]) for d in docs]
 

@@ -28,7 +28,7 @@ def main():
     args = p.parse_args()
     with open(args.ca, "rb") as f:
         bundle = base64.b64encode(f.read()).decode()
-    docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+    docs = [d for d in yaml.load_all(sys.stdin, Loader=yaml.CSafeLoader) if d]
     for d in docs:
         if d.get("kind") in KINDS:
             webhooks.point_at_url(d, args.url, bundle)

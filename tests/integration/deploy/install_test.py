@@ -106,7 +106,7 @@ class Bed:
 
     def render(self, path):
         p = self.k.run("kustomize", os.path.join(self.work, path))
-        return [d for d in yaml.safe_load_all(p.stdout) if d]
+        return [d for d in yaml.load_all(p.stdout, Loader=yaml.CSafeLoader) if d]
 
     def down(self):
         subprocess.run([os.path.join(ROOT, "hack", "testbed", "down.sh")], env=self.env,
