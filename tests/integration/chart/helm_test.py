@@ -114,6 +114,13 @@ def config_file(s):
     return path
 
 
+def deployment_args(s, component):
+    """The container arguments of the release's Deployment, without the in-cluster paths."""
+    dep = s.k.get("deployment", f"{RELEASE}-{component}", NS)
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    return [a for a in args if not a.startswith(("--config=", "--cert-dir="))]
+
+
 class Services:
     """trainer-webhook and trainer-controller as local processes under the release's identities."""
 
@@ -130,15 +137,16 @@ class Services:
         shutil.copy(key, os.path.join(certs, "tls.key"))
         self.wh_health = testbed.free_port()
         self.wh_log = open(os.path.join(s.work, "webhook.log"), "w")
-        # Explicit flags win over the file: only the ports differ from what the Deployment runs.
+        # The Deployments' own arguments; only the paths and ports differ (explicit flags win over
+        # the file, and the last of a repeated flag wins).
         self.webhook = subprocess.Popen(
-            [os.path.join(testbed.bin_dir(), "trainer-webhook"), f"--config={cfg}",
-             f"--port={s.webhook_port}", f"--cert-dir={certs}", "--metrics-bind-address=0",
-             f"--health-probe-bind-address=127.0.0.1:{self.wh_health}", f"--kubeconfig={wh_kc}"],
+            [os.path.join(testbed.bin_dir(), "trainer-webhook"), *deployment_args(s, "webhook"),
+             f"--config={cfg}", f"--port={s.webhook_port}", f"--cert-dir={certs}",
+             "--metrics-bind-address=0", f"--health-probe-bind-address=127.0.0.1:{self.wh_health}",
+             f"--kubeconfig={wh_kc}"],
             stdin=subprocess.DEVNULL, stdout=self.wh_log, stderr=subprocess.STDOUT)
-        self.ctl_log_path = os.path.join(s.work, "controller.log")
-        self.controller = testbed.Controller(f"--config={cfg}", kubeconfig=ctl_kc,
-                                             log_dir=s.work)
+        self.controller = testbed.Controller(*deployment_args(s, "controller"), f"--config={cfg}",
+                                             kubeconfig=ctl_kc, log_dir=s.work)
         testbed.wait_for("trainer-webhook ready", lambda: testbed.http_get(
             f"http://127.0.0.1:{self.wh_health}/readyz")[0] == 200, timeout=60)
         log("trainer-webhook and trainer-controller run under the release's ServiceAccounts, "
