@@ -67,6 +67,9 @@ if [[ " ${ctest_args[*]:-} " != *" -L unit "* && " ${ctest_args[*]:-} " != *" -L
   # The chart's tests run Helm (tests/integration/chart); ~3 min cold, cached under ~/.cache.
   step "building Helm (cached after the first run)"
   hack/tools/helm.sh >/dev/null
+  # Upstream's manager v2.3.0 for the migration test (tests/integration/migration); ~8 min cold.
+  step "building upstream Kubeflow Trainer's manager (cached after the first run)"
+  hack/bench/webhook/upstream.sh >/dev/null
 fi
 
 # The e2e tier's images (hack/images/build.sh: a Release build of the services, Debian images
