@@ -7,23 +7,19 @@
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
 #include "runtime/api/codec.h"
+#include "runtime/api/conditions.h"
 #include "runtime/api/defaults.h"
+#include "runtime/api/kinds.h"
+#include "runtime/api/labels.h"
+#include "runtime/framework/constants.h"
 #include "runtime/framework/trainjob.h"
 
 namespace trainer::controller {
 
 namespace {
 
-constexpr char kFieldManager[] = "trainer";
-const framework::GroupVersionKind kTrainJobGVK{"trainer.kubeflow.org", "v1alpha1", "TrainJob"};
-const framework::GroupVersionKind kNamespaceGVK{"", "v1", "Namespace"};
-
-framework::GroupVersionKind ToFramework(const kube::GroupVersionKind& gvk) {
-  return {gvk.group, gvk.version, gvk.kind};
-}
-
 bool IsJobSet(const kube::GroupVersionKind& gvk) {
-  return gvk.group == framework::JobSetGVK().group && gvk.kind == framework::JobSetGVK().kind;
+  return gvk.group == api::kJobSetGVK.group && gvk.kind == api::kJobSetGVK.kind;
 }
 
 const api::Condition* FindCondition(const std::vector<api::Condition>& conditions,
@@ -90,8 +86,8 @@ std::optional<std::chrono::system_clock::time_point> MetaTime(const json::Value&
 
 std::string StateOf(const api::TrainJob& job) {
   const std::vector<api::Condition>& cs = job.status.conditions;
-  if (framework::IsStatusConditionTrue(cs, kConditionComplete)) return "Complete";
-  if (framework::IsStatusConditionTrue(cs, kConditionFailed)) return "Failed";
+  if (framework::IsStatusConditionTrue(cs, api::kConditionComplete)) return "Complete";
+  if (framework::IsStatusConditionTrue(cs, api::kConditionFailed)) return "Failed";
   if (job.spec.suspend.value_or(false)) return "Suspended";
   for (const api::JobStatus& js : job.status.jobs_status) {
     if (js.active > 0) return "Running";
@@ -142,7 +138,7 @@ bool UpToDate(const json::Value& live, std::string_view hash) {
   if (meta == nullptr) return false;
   const json::Value* annotations = meta->Find("annotations");
   const json::Value* have =
-      annotations != nullptr ? annotations->Find(kAppliedHashAnnotation) : nullptr;
+      annotations != nullptr ? annotations->Find(api::kAnnotationAppliedHash) : nullptr;
   if (have == nullptr || !have->IsString() || have->AsString() != hash) {
     return false;
   }
@@ -154,7 +150,8 @@ bool UpToDate(const json::Value& live, std::string_view hash) {
       const json::Value* sub = entry.Find("subresource");
       if (sub != nullptr && sub->IsString() && !sub->AsString().empty()) continue;
       const json::Value* manager = entry.Find("manager");
-      if (manager == nullptr || !manager->IsString() || manager->AsString() != kFieldManager) {
+      if (manager == nullptr || !manager->IsString() ||
+          manager->AsString() != framework::kFieldManager) {
         return false;
       }
     }
@@ -250,7 +247,7 @@ bool TrainJobReconciler::BeingDeleted(const json::Value& trainjob) const {
   const json::Value* meta = trainjob.Find("metadata");
   const json::Value* ns = meta != nullptr ? meta->Find("namespace") : nullptr;
   if (ns == nullptr || !ns->IsString()) return false;
-  StatusOr<json::Value> nso = deps_.reader->Get(kNamespaceGVK, "", ns->AsString());
+  StatusOr<json::Value> nso = deps_.reader->Get(api::kNamespaceGVK, "", ns->AsString());
   if (!nso.ok()) return false;
   std::optional<std::chrono::system_clock::time_point> deleted =
       MetaTime(*nso, "deletionTimestamp");
@@ -263,7 +260,7 @@ StatusOr<json::Value> TrainJobReconciler::GetTrainJob(std::string_view ns, std::
                                                       const std::string& key) {
   // The mark is taken first, so a TrainJob already gone from the cache leaves none behind.
   const bool confirm = TakeConfirmMark(key);
-  StatusOr<json::Value> live = deps_.reader->Get(kTrainJobGVK, ns, name);
+  StatusOr<json::Value> live = deps_.reader->Get(api::kTrainJobGVK, ns, name);
   if (!live.ok()) {
     return IsNotFound(live.status()) ? live.status()
                                      : live.status().WithContext("getting TrainJob " + key);
@@ -324,7 +321,7 @@ ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
   if (runtime == nullptr) {
     // Upstream sets this condition and then dereferences the missing runtime, so the condition
     // is never written. Failed is terminal: write it and stop retrying.
-    SetCondition(job, kConditionFailed, "True", kReasonRuntimeNotSupported,
+    SetCondition(job, api::kConditionFailed, "True", api::kReasonRuntimeNotSupported,
                  "unsupported runtime: " + runtime_key);
   } else if (!framework::IsTrainJobFinished(job) && !deleting) {
     objects = ReconcileObjects(*runtime, live, job);
@@ -357,14 +354,14 @@ TrainJobReconciler::ObjectsOutcome TrainJobReconciler::ReconcileObjects(core::Ru
     out = ApplyObjects(std::move(*objects));
   }
   if (out.error.ok()) {
-    RemoveCondition(job.status.conditions, kConditionResourcesCreationFailed);
+    RemoveCondition(job.status.conditions, api::kConditionResourcesCreationFailed);
     if (out.jobset_created && deps_.observer) deps_.observer->ObjectsApplied(job);
     return out;
   }
   RecordFailure(live, out.error);
   SetCondition(
-      job, kConditionResourcesCreationFailed, "True",
-      out.build_failed ? kReasonBuildFailed : kReasonApplyFailed,
+      job, api::kConditionResourcesCreationFailed, "True",
+      out.build_failed ? api::kReasonBuildFailed : api::kReasonApplyFailed,
       out.build_failed ? out.error.message() : out.failed_object + ": " + out.error.message());
   return out;
 }
@@ -391,8 +388,7 @@ TrainJobReconciler::ObjectsOutcome TrainJobReconciler::ApplyObjects(
     p.mapping = *mapping;
     if (!PrepareApply(obj)) continue;  // live object already current
     if (IsJobSet(p.gvk)) {
-      p.created =
-          !deps_.reader->Get(framework::JobSetGVK(), kube::Namespace(obj), kube::Name(obj)).ok();
+      p.created = !deps_.reader->Get(api::kJobSetGVK, kube::Namespace(obj), kube::Name(obj)).ok();
     }
     p.obj = std::move(obj);
     pending.push_back(std::move(p));
@@ -435,8 +431,9 @@ bool TrainJobReconciler::ApplyWave(const std::vector<Pending*>& wave, ObjectsOut
 void TrainJobReconciler::Send(Pending& p) {
   std::string ns(kube::Namespace(p.obj));
   if (deps_.overlay != nullptr) deps_.overlay->BeginWrite(p.obj);
-  p.out = deps_.writer->Apply(p.mapping->gvr, p.mapping->namespaced ? ns : "", p.obj,
-                              kube::ApplyOptions{.field_manager = kFieldManager, .force = true});
+  p.out = deps_.writer->Apply(
+      p.mapping->gvr, p.mapping->namespaced ? ns : "", p.obj,
+      kube::ApplyOptions{.field_manager = framework::kFieldManager, .force = true});
   if (deps_.overlay != nullptr) deps_.overlay->EndWrite(p.obj, p.out);
   p.out = NoKindMatchIfNotServed(std::move(p.out), p.gvk);
 }
@@ -445,17 +442,16 @@ bool TrainJobReconciler::PrepareApply(json::Value& obj) {
   kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(obj);
   if (json::Value* meta = obj.Find("metadata"); meta != nullptr) {
     if (json::Value* ann = meta->Find("annotations"); ann != nullptr && ann->IsObject()) {
-      ann->Erase(kAppliedHashAnnotation);
+      ann->Erase(api::kAnnotationAppliedHash);
     }
   }
   const std::string hash = json::Hash(obj);
-  StatusOr<json::Value> live =
-      deps_.reader->Get(ToFramework(gvk), kube::Namespace(obj), kube::Name(obj));
+  StatusOr<json::Value> live = deps_.reader->Get(gvk, kube::Namespace(obj), kube::Name(obj));
   if (live.ok() && UpToDate(*live, hash)) {
     if (deps_.observer) deps_.observer->ApplySkipped();
     return false;
   }
-  obj["metadata"]["annotations"].Set(kAppliedHashAnnotation, hash);
+  obj["metadata"]["annotations"].Set(api::kAnnotationAppliedHash, hash);
   return true;
 }
 
@@ -469,17 +465,18 @@ void TrainJobReconciler::SetCondition(api::TrainJob& job, std::string_view type,
 
 void TrainJobReconciler::SetSuspendedCondition(api::TrainJob& job) {
   if (job.spec.suspend.value_or(false)) {
-    SetCondition(job, kConditionSuspended, "True", kReasonSuspended, kMessageSuspended);
-  } else if (framework::IsStatusConditionTrue(job.status.conditions, kConditionSuspended)) {
-    SetCondition(job, kConditionSuspended, "False", kReasonResumed, kMessageResumed);
+    SetCondition(job, api::kConditionSuspended, "True", api::kReasonSuspended,
+                 api::kMessageSuspended);
+  } else if (framework::IsStatusConditionTrue(job.status.conditions, api::kConditionSuspended)) {
+    SetCondition(job, api::kConditionSuspended, "False", api::kReasonResumed, api::kMessageResumed);
   }
 }
 
 Status TrainJobReconciler::SetTrainJobStatus(core::Runtime& runtime, api::TrainJob& job) {
   // The runtime's status replaces the TrainJob's, keeping a deadline Failed condition.
   std::optional<api::Condition> deadline_cond;
-  if (const api::Condition* c = FindCondition(job.status.conditions, kConditionFailed);
-      c != nullptr && c->reason == kReasonDeadlineExceeded) {
+  if (const api::Condition* c = FindCondition(job.status.conditions, api::kConditionFailed);
+      c != nullptr && c->reason == api::kReasonDeadlineExceeded) {
     deadline_cond = *c;
   }
   StatusOr<std::optional<api::TrainJobStatus>> status = runtime.TrainJobStatus(job);
@@ -493,17 +490,19 @@ Status TrainJobReconciler::SetTrainJobStatus(core::Runtime& runtime, api::TrainJ
 }
 
 void TrainJobReconciler::SetLifecycleConditions(api::TrainJob& job) {
-  if (deps_.reader->Get(framework::JobSetGVK(), job.metadata.namespace_, job.metadata.name).ok()) {
-    SetCondition(job, kConditionCreated, "True", "ResourcesCreated",
-                 "TrainJob resources are created");
+  if (deps_.reader->Get(api::kJobSetGVK, job.metadata.namespace_, job.metadata.name).ok()) {
+    SetCondition(job, api::kConditionCreated, "True", api::kReasonResourcesCreated,
+                 api::kMessageResourcesCreated);
   }
   bool running = !framework::IsTrainJobFinished(job) && !job.spec.suspend.value_or(false) &&
                  std::any_of(job.status.jobs_status.begin(), job.status.jobs_status.end(),
                              [](const api::JobStatus& js) { return js.active > 0; });
   if (running) {
-    SetCondition(job, kConditionRunning, "True", "JobsRunning", "TrainJob is running");
-  } else if (FindCondition(job.status.conditions, kConditionRunning) != nullptr) {
-    SetCondition(job, kConditionRunning, "False", "JobsNotRunning", "TrainJob is not running");
+    SetCondition(job, api::kConditionRunning, "True", api::kReasonJobsRunning,
+                 api::kMessageJobsRunning);
+  } else if (FindCondition(job.status.conditions, api::kConditionRunning) != nullptr) {
+    SetCondition(job, api::kConditionRunning, "False", api::kReasonJobsNotRunning,
+                 api::kMessageJobsNotRunning);
   }
 }
 
@@ -512,7 +511,7 @@ void TrainJobReconciler::ReportState(const std::string& key, const api::TrainJob
   deps_.observer->State(key, StateOf(job));
   if (!framework::IsTrainJobFinished(job)) {
     StatusOr<json::Value> jobset =
-        deps_.reader->Get(framework::JobSetGVK(), job.metadata.namespace_, job.metadata.name);
+        deps_.reader->Get(api::kJobSetGVK, job.metadata.namespace_, job.metadata.name);
     if (jobset.ok() && JobSetAllReady(*jobset)) deps_.observer->JobSetReady(job);
   }
 }
@@ -532,7 +531,7 @@ std::optional<std::chrono::milliseconds> TrainJobReconciler::ReconcileDeadline(a
   }
   std::optional<std::chrono::system_clock::time_point> start =
       kube::ParseTime(job.metadata.creation_timestamp);
-  if (const api::Condition* c = FindCondition(job.status.conditions, kConditionSuspended);
+  if (const api::Condition* c = FindCondition(job.status.conditions, api::kConditionSuspended);
       c != nullptr && c->status == "False") {
     start = kube::ParseTime(c->last_transition_time);
   }
@@ -542,7 +541,8 @@ std::optional<std::chrono::milliseconds> TrainJobReconciler::ReconcileDeadline(a
   const auto deadline = *start + std::chrono::seconds(ads);
   const auto now = deps_.now();
   if (now > deadline) {
-    SetCondition(job, kConditionFailed, "True", kReasonDeadlineExceeded, kMessageDeadlineExceeded);
+    SetCondition(job, api::kConditionFailed, "True", api::kReasonDeadlineExceeded,
+                 api::kMessageDeadlineExceeded);
     // Errors other than NotFound are only logged upstream; the next pass (Failed is terminal)
     // does not retry, so we do not either.
     deps_.writer->Delete(kube::kJobSets, job.metadata.namespace_, job.metadata.name).IgnoreError();

@@ -36,6 +36,7 @@
 #include "common/status/status.h"
 #include "controller/overlay_reader.h"
 #include "controller/reconcile.h"
+#include "runtime/api/labels.h"
 #include "runtime/api/types.h"
 #include "runtime/core/runtime.h"
 #include "runtime/framework/reader.h"
@@ -44,30 +45,8 @@ namespace trainer::controller {
 
 inline constexpr char kTrainJobControllerName[] = "trainjob_controller";
 inline constexpr char kTrainJobReportingController[] = "trainer-trainjob-controller";
-// Annotation on every applied object: the hash of the content trainer applied (see
-// docs/design/controller.md). Lets a restarted controller skip objects that are already right.
-inline constexpr char kAppliedHashAnnotation[] = "trainer.kubeflow.org/applied-hash";
-
-// Condition vocabulary (upstream pkg/apis/trainer/v1alpha1/trainjob_types.go, constants.go).
-inline constexpr char kConditionSuspended[] = "Suspended";
-inline constexpr char kConditionComplete[] = "Complete";
-inline constexpr char kConditionFailed[] = "Failed";
-inline constexpr char kReasonSuspended[] = "Suspended";
-inline constexpr char kReasonResumed[] = "Resumed";
-inline constexpr char kReasonDeadlineExceeded[] = "DeadlineExceeded";
-inline constexpr char kReasonRuntimeNotSupported[] = "TrainingRuntimeNotSupported";
-inline constexpr char kMessageSuspended[] = "TrainJob is suspended";
-inline constexpr char kMessageResumed[] = "TrainJob is resumed";
-inline constexpr char kMessageDeadlineExceeded[] = "TrainJob exceeded its active deadline";
-// Beyond upstream: present (True) only while building or applying the objects fails.
-inline constexpr char kConditionResourcesCreationFailed[] = "ResourcesCreationFailed";
-inline constexpr char kReasonBuildFailed[] = "BuildFailed";
-inline constexpr char kReasonApplyFailed[] = "ApplyFailed";
-// Opt-in (--lifecycle-conditions): the Kubeflow SDK (0.5.0) reports "Running" only while a
-// TrainJob has no conditions at all, so these change what `get_job` shows.
-inline constexpr char kConditionCreated[] = "Created";
-inline constexpr char kConditionRunning[] = "Running";
-// Event (upstream §5.6).
+// The one Event the controller emits, as upstream's TrainJob reconciler records it when
+// applying the objects fails (type Warning).
 inline constexpr char kEventReasonCreationFailed[] = "TrainJobResourcesCreationFailed";
 inline constexpr char kEventActionReconciling[] = "Reconciling";
 
@@ -175,8 +154,9 @@ json::Value StatusMergePatch(const api::TrainJobStatus& prev, const api::TrainJo
 // characters (runes) and " ..." appended when cut, as upstream's "%.950v".
 std::string CreationFailedNote(std::string_view error);
 
-// True when `live` carries `hash` in kAppliedHashAnnotation and its managedFields (when present)
-// show no manager other than `trainer` on the main resource, so re-applying cannot change it.
+// True when `live` carries `hash` in api::kAnnotationAppliedHash and its managedFields (when
+// present) show no manager other than `trainer` on the main resource, so re-applying cannot change
+// it.
 bool UpToDate(const json::Value& live, std::string_view hash);
 
 // The JobSet counts every replicated job ready (ready + succeeded >= replicas).

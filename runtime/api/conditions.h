@@ -26,7 +26,8 @@ inline constexpr char kReasonBuildFailed[] = "BuildFailed";
 inline constexpr char kReasonApplyFailed[] = "ApplyFailed";
 
 // Beyond upstream, opt-in (the controller's --lifecycle-conditions): Created once the JobSet
-// exists, Running while a job has active pods.
+// exists, Running while a job has active pods. Opt-in because the Kubeflow SDK (0.5.0) reports
+// "Running" only while a TrainJob has no conditions at all, so these change what `get_job` shows.
 inline constexpr char kConditionCreated[] = "Created";
 inline constexpr char kConditionRunning[] = "Running";
 inline constexpr char kReasonResourcesCreated[] = "ResourcesCreated";

@@ -30,6 +30,7 @@ inline const kube::GroupVersionKind kVolcanoPodGroupGVK{"scheduling.volcano.sh",
 inline const kube::GroupVersionKind kConfigMapGVK{"", "v1", "ConfigMap"};
 inline const kube::GroupVersionKind kSecretGVK{"", "v1", "Secret"};
 inline const kube::GroupVersionKind kLimitRangeGVK{"", "v1", "LimitRange"};
+inline const kube::GroupVersionKind kNamespaceGVK{"", "v1", "Namespace"};
 inline const kube::GroupVersionKind kPriorityClassGVK{"scheduling.k8s.io", "v1", "PriorityClass"};
 inline const kube::GroupVersionKind kRuntimeClassGVK{"node.k8s.io", "v1", "RuntimeClass"};
 

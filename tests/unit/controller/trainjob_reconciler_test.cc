@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/kube/meta.h"
+#include "runtime/api/labels.h"
 #include "runtime/framework/trainjob.h"
 #include "tests/unit/controller/fake_cluster.h"
 
@@ -175,7 +176,7 @@ TEST_CASE("new TrainJob: snapshot and JobSet applied by trainer with force, stat
   CHECK(f.cluster.last_apply_options().force);
   const json::Value* js = f.cluster.Find("JobSet", "ns", "tj");
   REQUIRE(js != nullptr);
-  CHECK(js->Find("metadata")->Find("annotations")->Has(kAppliedHashAnnotation));
+  CHECK(js->Find("metadata")->Find("annotations")->Has(api::kAnnotationAppliedHash));
   // No conditions in the normal path (the SDK derives Running from the pods only then).
   CHECK(f.cluster.Count("patch-status") == 0);
   CHECK_FALSE(f.Job().Has("status"));
