@@ -1,6 +1,6 @@
 // Metrics of trainer-controller, on a metrics::Registry:
-//  - controller-runtime's families with its names and labels (reference: shared notes
-//    upstream-metrics.md), so dashboards for Go operators keep working:
+//  - controller-runtime's families with its names and labels (the only ones upstream v2.3.0
+//    exports besides Go/process/client-go ones), so dashboards for Go operators keep working:
 //    controller_runtime_reconcile_total{controller,result}, _reconcile_errors_total{controller},
 //    _terminal_reconcile_errors_total, _reconcile_panics_total, _reconcile_time_seconds,
 //    _active_workers, _max_concurrent_reconciles, and workqueue_* {controller,name} through a

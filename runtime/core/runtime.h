@@ -29,7 +29,7 @@ class Runtime {
   // ownerReference to the TrainJob. `job` is not modified (plugins edit a copy).
   virtual StatusOr<std::vector<json::Value>> NewObjects(const api::TrainJob& job) = 0;
 
-  // Info for `job` on a runtime spec: newRuntimeInfo (§3.5) then the EnforceMLPolicy,
+  // Info for `job` on a runtime spec: newRuntimeInfo (runtime_info.h) then the EnforceMLPolicy,
   // EnforcePodGroupPolicy and PodNetwork phases. Plugins may rewrite `job` in memory
   // (torchtune command).
   virtual StatusOr<framework::Info> RuntimeInfo(api::TrainJob& job,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # In-cluster certificate management for trainer-webhook (deploy/components/internal-cert): run as
-# an init container with the webhook's ServiceAccount. Keeps upstream's layout (reference §6.5):
-# Secret kubeflow-trainer-webhook-cert holds ca.crt, ca.key, tls.crt, tls.key; the CA
+# an init container with the webhook's ServiceAccount. Keeps upstream's layout
+# (pkg/util/cert/cert.go): Secret kubeflow-trainer-webhook-cert holds ca.crt, ca.key, tls.crt, tls.key; the CA
 # "kubeflow-trainer-ca" (10 years) signs a serving cert (1 year) for <service>.<ns>.svc. A missing,
 # invalid or soon-expiring (90 days) certificate is replaced; the CA is written into every webhook
 # of the two configurations; the files are copied to $CERT_DIR for the webhook container.

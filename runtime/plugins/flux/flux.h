@@ -37,7 +37,8 @@ class Flux final : public framework::Plugin,
   Status SyncParallelCount(framework::Info*) override { return OkStatus(); }
   StatusOr<std::vector<json::Value>> Build(framework::Info* info,
                                            const api::TrainJob& job) override;
-  // framework::CustomValidationPlugin: reference §2.4 #29-#30.
+  // framework::CustomValidationPlugin: numProcPerNode >= 1 and the reserved flux-installer
+  // init container.
   field::ValidationResult Validate(const framework::Info* info, const api::TrainJob* old_job,
                                    const api::TrainJob& new_job) override;
   // framework::WatchExtensionPlugin: ConfigMaps and Secrets controlled by a TrainJob.

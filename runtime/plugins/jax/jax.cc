@@ -22,7 +22,8 @@ Status JAX::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
       job.spec.trainer->num_nodes) {
     trainer_ps->count = *job.spec.trainer->num_nodes;
   }
-  // Like torch, the distributed env needs a trainer section (reference §10 item 3).
+  // Like torch, the distributed env needs a trainer section: without spec.trainer, upstream
+  // injects no JAX_* env and no port.
   if (!job.spec.trainer) {
     return OkStatus();
   }

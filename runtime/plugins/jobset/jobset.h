@@ -34,7 +34,9 @@ class JobSet final : public framework::Plugin,
   // (running JobSets are never re-applied).
   StatusOr<std::vector<json::Value>> Build(framework::Info* info,
                                            const api::TrainJob& job) override;
-  // framework::CustomValidationPlugin: admission checks #4-#17 of the reference.
+  // framework::CustomValidationPlugin: initializer jobs, containers and volume mounts the
+  // TrainJob's initializer needs; runtimePatches only while suspended and no job is active;
+  // runtimePatches managers, job and container names, and no env on node/initializer containers.
   field::ValidationResult Validate(const framework::Info* info, const api::TrainJob* old_job,
                                    const api::TrainJob& new_job) override;
   // framework::WatchExtensionPlugin: JobSets controlled by a TrainJob.

@@ -113,7 +113,8 @@ Status MPI::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
   api::MPIMLPolicySource& policy = *info->runtime_policy.ml_policy->mpi;
   bool launcher_as_node = policy.run_launcher_as_node.value_or(false);
   if (job.spec.trainer && job.spec.trainer->num_nodes) {
-    // MPI sizes the PodSet *named* node, not the trainer ancestor (reference §10 item 7).
+    // As upstream, MPI sizes the PodSet *named* node, not the trainer ancestor (the launcher
+    // is the trainer ancestor and keeps mlPolicy.numNodes as its count).
     if (framework::PodSet* node = info->FindPodSetByName(kNode); node != nullptr && node->count) {
       int32_t n = *job.spec.trainer->num_nodes;
       node->count = launcher_as_node ? std::max(n - 1, 1) : n;

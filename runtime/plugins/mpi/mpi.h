@@ -37,7 +37,8 @@ class MPI final : public framework::Plugin,
   Status SyncParallelCount(framework::Info*) override { return OkStatus(); }
   StatusOr<std::vector<json::Value>> Build(framework::Info* info,
                                            const api::TrainJob& job) override;
-  // framework::CustomValidationPlugin: reference §2.4 #26-#27.
+  // framework::CustomValidationPlugin: numNodes with runLauncherAsNode, and the reserved OpenMPI
+  // env vars.
   field::ValidationResult Validate(const framework::Info* info, const api::TrainJob* old_job,
                                    const api::TrainJob& new_job) override;
   // framework::WatchExtensionPlugin: ConfigMaps and Secrets controlled by a TrainJob.

@@ -30,7 +30,8 @@ class Volcano final : public framework::Plugin,
   Status SyncParallelCount(framework::Info*) override { return OkStatus(); }
   StatusOr<std::vector<json::Value>> Build(framework::Info* info,
                                            const api::TrainJob& job) override;
-  // framework::CustomValidationPlugin: reference §2.4 #31-#32.
+  // framework::CustomValidationPlugin: a non-empty queue annotation, and existing
+  // PriorityClasses.
   field::ValidationResult Validate(const framework::Info* info, const api::TrainJob* old_job,
                                    const api::TrainJob& new_job) override;
   // framework::WatchExtensionPlugin: PodGroups controlled by a TrainJob (as CoScheduling).

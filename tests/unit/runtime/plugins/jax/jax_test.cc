@@ -122,7 +122,8 @@ TEST_CASE("TestJAXValidate", "[jax]") {
   JAX p;
   framework::Info info = JaxInfo();
   api::TrainJob job = Job("test-job", "{env: [{name: JAX_NUM_PROCESSES, value: '9'}]}");
-  // Upstream JAX reserves nothing: users may override JAX_* (reference §10 item 17).
+  // Upstream JAX reserves nothing (plugins/jax/jax.go Validate is empty): users may override
+  // JAX_*, since the TrainJob's env is applied after the plugin's.
   CHECK(p.Validate(&info, nullptr, job).ok());
 }
 
