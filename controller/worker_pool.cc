@@ -7,9 +7,51 @@
 
 namespace trainer::controller {
 
+namespace {
+
+// "trainjob_controller" -> "trainjob".
+std::string ObjectField(std::string_view controller) {
+  constexpr std::string_view kSuffix = "_controller";
+  if (controller.ends_with(kSuffix)) controller.remove_suffix(kSuffix.size());
+  return std::string(controller.empty() ? "key" : controller);
+}
+
+}  // namespace
+
+std::optional<FailureLogLimiter::Line> FailureLogLimiter::Failed(const std::string& key,
+                                                                 Clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, first] = keys_.try_emplace(key);
+  KeyState& k = it->second;
+  ++k.unlogged;
+  if (!first && now - k.last_line < options_.per_key) return std::nullopt;
+  if (now - window_start_ >= std::chrono::seconds(1)) {
+    window_start_ = now;
+    lines_in_window_ = 0;
+  }
+  if (lines_in_window_ >= options_.per_second) {
+    ++dropped_;
+    // Count it as logged for this key, so the key is not retried for a line every failure.
+    k.last_line = now;
+    return std::nullopt;
+  }
+  ++lines_in_window_;
+  Line line{.failures = k.unlogged, .dropped = dropped_};
+  k.last_line = now;
+  k.unlogged = 0;
+  dropped_ = 0;
+  return line;
+}
+
+void FailureLogLimiter::Succeeded(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  keys_.erase(key);
+}
+
 WorkerPool::WorkerPool(WorkerPoolOptions options, metrics::Registry& registry,
                        workqueue::WorkqueueMetricsProvider* queue_metrics)
     : options_(std::move(options)),
+      object_field_(ObjectField(options_.name)),
       metrics_(registry, options_.name, options_.workers),
       queue_(workqueue::WorkqueueOptions{.name = options_.name, .metrics = queue_metrics}) {}
 
@@ -98,20 +140,45 @@ void WorkerPool::Work() {
     ReconcileMetrics::Result kind = ReconcileMetrics::Result::kSuccess;
     if (!result.error.ok()) {
       kind = ReconcileMetrics::Result::kError;
-      log::Debug(1, "reconcile failed",
-                 {{"controller", options_.name}, {"key", *key}, {"error", result.error.message()}});
+      LogFailure(*key, result.error);
       queue_.AddRateLimited(*key);
     } else if (result.requeue_after) {
       kind = ReconcileMetrics::Result::kRequeueAfter;
+      failure_log_.Succeeded(*key);
       queue_.Forget(*key);
       queue_.AddAfter(*key, *result.requeue_after);
     } else {
+      failure_log_.Succeeded(*key);
       queue_.Forget(*key);
     }
     metrics_.Observe(kind, seconds);
     metrics_.WorkerFinished();
     queue_.Done(*key);
     ++processed_;
+  }
+}
+
+void WorkerPool::LogFailure(const std::string& key, const Status& error) {
+  std::optional<FailureLogLimiter::Line> line =
+      failure_log_.Failed(key, FailureLogLimiter::Clock::now());
+  if (!line) {
+    log::Debug(1, "reconcile failed",
+               {{"controller", options_.name}, {object_field_, key}, {"error", error.message()}});
+    return;
+  }
+  const std::string failures = std::to_string(line->failures);
+  const std::string dropped = std::to_string(line->dropped);
+  if (line->dropped > 0) {
+    log::Error("reconcile failed", {{"controller", options_.name},
+                                    {object_field_, key},
+                                    {"error", error.message()},
+                                    {"failures", failures},
+                                    {"unlogged_failures_of_other_keys", dropped}});
+  } else {
+    log::Error("reconcile failed", {{"controller", options_.name},
+                                    {object_field_, key},
+                                    {"error", error.message()},
+                                    {"failures", failures}});
   }
 }
 

@@ -4,8 +4,10 @@
 //   error          -> AddRateLimited (per-key exponential backoff), result "error"
 //   requeue_after  -> Forget + AddAfter, result "requeue_after"
 //   success        -> Forget, result "success"
-// A reconcile that throws is caught, counted as a panic and retried like an error. Stop()
-// stops handing out keys, lets in-flight reconciles finish and joins the workers.
+// A reconcile that throws is caught, counted as a panic and retried like an error. A failure is
+// logged at the default level (as controller-runtime's "Reconciler error"), limited by a
+// FailureLogLimiter; every failure is logged at -v=1. Stop() stops handing out keys, lets
+// in-flight reconciles finish and joins the workers.
 //
 //   WorkerPool pool({.name = "trainjob_controller", .workers = 5,
 //                    .reconcile = [&](const std::string& key) { return r.Reconcile(...); }},
@@ -14,14 +16,17 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -31,6 +36,45 @@
 #include "controller/reconcile.h"
 
 namespace trainer::controller {
+
+// Decides which failed reconciles are logged at the default level, so that a failure is visible
+// without -v, yet neither a key failing in a loop (the workqueue retries it after 5 ms, 10 ms,
+// ...) nor thousands failing together (an apiserver outage) floods the log:
+//  - a key's first failure is logged, then at most one per `per_key` while it keeps failing (the
+//    line says how many failures it stands for); a success resets the key;
+//  - at most `per_second` lines a second in all; the lines this drops are counted, and the next
+//    line logged reports the count.
+class FailureLogLimiter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Options {
+    Clock::duration per_key = std::chrono::seconds(30);
+    int per_second = 10;
+  };
+  // What to write for a failure that is to be logged.
+  struct Line {
+    int64_t failures = 1;  // this key's failures since its last line, this one included
+    int64_t dropped = 0;   // lines of any key dropped by the per-second limit since the last line
+  };
+
+  explicit FailureLogLimiter(Options options) : options_(options) {}
+  FailureLogLimiter() : FailureLogLimiter(Options{}) {}
+
+  std::optional<Line> Failed(const std::string& key, Clock::time_point now);
+  void Succeeded(const std::string& key);
+
+ private:
+  struct KeyState {
+    Clock::time_point last_line;
+    int64_t unlogged = 0;
+  };
+  const Options options_;
+  std::mutex mu_;
+  std::unordered_map<std::string, KeyState> keys_;
+  Clock::time_point window_start_{};
+  int lines_in_window_ = 0;
+  int64_t dropped_ = 0;
+};
 
 struct WorkerPoolOptions {
   std::string name;  // controller name: metrics label and queue name
@@ -62,8 +106,13 @@ class WorkerPool {
   void Work();
   void Feed(std::stop_token stop);
 
+  void LogFailure(const std::string& key, const Status& error);
+
   const WorkerPoolOptions options_;
+  // The log field naming the object: "trainjob" for trainjob_controller.
+  const std::string object_field_;
   ReconcileMetrics metrics_;
+  FailureLogLimiter failure_log_;
   workqueue::Workqueue queue_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> processed_{0};

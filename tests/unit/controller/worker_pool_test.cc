@@ -149,3 +149,59 @@ TEST_CASE("Stop lets in-flight reconciles finish and leaves queued keys") {
 
 }  // namespace
 }  // namespace trainer::controller
+
+namespace trainer::controller {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = FailureLogLimiter::Clock;
+
+TEST_CASE("FailureLogLimiter: a key's first failure, then one line per interval counting repeats",
+          "[controller][failure_log]") {
+  FailureLogLimiter limiter({.per_key = 30s, .per_second = 10});
+  const Clock::time_point t0{};
+  auto first = limiter.Failed("ns/a", t0 + 1s);
+  REQUIRE(first);
+  CHECK(first->failures == 1);
+  CHECK(first->dropped == 0);
+  // The workqueue retries at once and again and again: no line until 30 s have passed.
+  for (std::chrono::milliseconds d : {5ms, 15ms, 35ms, 75ms, 10000ms, 29000ms}) {
+    CHECK_FALSE(limiter.Failed("ns/a", t0 + 1s + d));
+  }
+  auto later = limiter.Failed("ns/a", t0 + 31s);
+  REQUIRE(later);
+  CHECK(later->failures == 7);  // the six it did not log, and this one
+}
+
+TEST_CASE("FailureLogLimiter: a success resets the key", "[controller][failure_log]") {
+  FailureLogLimiter limiter({.per_key = 30s, .per_second = 10});
+  const Clock::time_point t0{};
+  REQUIRE(limiter.Failed("ns/a", t0));
+  limiter.Succeeded("ns/a");
+  auto again = limiter.Failed("ns/a", t0 + 1s);
+  REQUIRE(again);
+  CHECK(again->failures == 1);
+}
+
+TEST_CASE("FailureLogLimiter: at most per_second lines a second; the next line counts the rest",
+          "[controller][failure_log]") {
+  FailureLogLimiter limiter({.per_key = 30s, .per_second = 2});
+  const Clock::time_point t0 = Clock::time_point{} + 100s;
+  int logged = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (limiter.Failed("ns/job-" + std::to_string(i), t0 + std::chrono::milliseconds(i))) ++logged;
+  }
+  CHECK(logged == 2);
+  auto next = limiter.Failed("ns/other", t0 + 1500ms);
+  REQUIRE(next);
+  CHECK(next->dropped == 3);
+  // A key whose line was dropped waits its interval like one that was logged.
+  CHECK_FALSE(limiter.Failed("ns/job-4", t0 + 2s));
+  auto job4 = limiter.Failed("ns/job-4", t0 + 31s);
+  REQUIRE(job4);
+  CHECK(job4->failures == 3);
+  CHECK(job4->dropped == 0);
+}
+
+}  // namespace
+}  // namespace trainer::controller
