@@ -4,7 +4,6 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/reader.h>
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <algorithm>
@@ -12,8 +11,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <optional>
+#include <type_traits>
 
 namespace trainer::json {
 
@@ -308,6 +309,13 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   bool StartArray() { return Open(false); }
   bool EndArray(rapidjson::SizeType) { return Close(Value::Array(), &Value::elements, elements_); }
 
+  Builder() {
+    // Enough for the open containers of a typical Kubernetes object: no regrowth while reading.
+    frames_.reserve(16);
+    members_.reserve(64);
+    elements_.reserve(16);
+  }
+
   Value TakeRoot() { return std::move(root_); }
   bool too_deep() const { return frames_.size() >= kMaxDepth; }
   bool number_too_big() const { return number_too_big_; }
@@ -405,7 +413,23 @@ size_t Utf8Length(std::string_view s, size_t i) {
 
 namespace {
 
+// Whether every byte is ASCII, eight at a time.
+bool IsAscii(std::string_view s) {
+  const char* p = s.data();
+  const char* end = p + s.size();
+  for (; end - p >= 8; p += 8) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    if ((word & 0x8080808080808080ULL) != 0) return false;
+  }
+  for (; p < end; ++p) {
+    if (static_cast<unsigned char>(*p) >= 0x80) return false;
+  }
+  return true;
+}
+
 bool IsValidUtf8(std::string_view s) {
+  if (IsAscii(s)) return true;
   for (size_t i = 0; i < s.size();) {
     size_t n = Utf8Length(s, i);
     if (n == 0) return false;
@@ -445,11 +469,18 @@ int Hex4(std::string_view s, size_t i) {
   return v;
 }
 
+// Whether GoReadableText could change `text`: some byte is not ASCII, or some "\u" escape is
+// there. Eight bytes at a time: the common document is plain ASCII and passes in one sweep.
+bool MayNeedGoReading(std::string_view text) {
+  return !IsAscii(text) || text.find("\\u") != std::string_view::npos;
+}
+
 // The JSON text with invalid UTF-8 bytes replaced by U+FFFD and unpaired surrogate escapes by
 // \ufffd, as Go reads them; nullopt when nothing needs replacing (the common case: no copy).
 // Outside strings a replaced byte is still a syntax error, as in Go.
 std::optional<std::string> GoReadableText(std::string_view text) {
   std::optional<std::string> out;
+  if (!MayNeedGoReading(text)) return out;
   size_t copied = 0;  // text[0, copied) is in *out
   auto replace = [&](size_t from, size_t len, std::string_view with) {
     if (!out) out.emplace().reserve(text.size() + 16);
@@ -564,16 +595,18 @@ void WriteTo(const Value& v, Writer& w, bool sort_keys) {
 // Invalid UTF-8 in strings and unpaired \u surrogates read as U+FFFD (see GoReadableText); error
 // offsets past such a byte then count it as three.
 StatusOr<Value> Parse(std::string_view text) {
+  // RapidJSON reads a NUL-terminated copy in place: strings are unescaped where they are instead
+  // of through its stack, and with RAPIDJSON_SSE2 strings and whitespace are scanned 16 bytes at
+  // a time. An embedded NUL ends the text as it did for a bounded stream.
   std::optional<std::string> readable = GoReadableText(text);
-  if (readable) text = *readable;
+  std::string buf = readable ? std::move(*readable) : std::string(text);
   Builder builder;
   rapidjson::Reader reader;
-  rapidjson::MemoryStream ms(text.data(), text.size());
-  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
+  rapidjson::InsituStringStream is(buf.data());
   // Numbers are converted by Builder::RawNumber (see there).
   // No kParseValidateEncodingFlag: GoReadableText already made the text valid UTF-8.
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseInsituFlag;
   rapidjson::ParseResult ok = reader.Parse<kFlags>(is, builder);
   if (!ok) {
     if (builder.too_deep()) {
@@ -589,27 +622,70 @@ StatusOr<Value> Parse(std::string_view text) {
   return builder.TakeRoot();
 }
 
-// The writers emit valid UTF-8 only (see WriteString).
-std::string Write(const Value& v) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  WriteTo(v, w, false);
-  return std::string(buf.GetString(), buf.GetSize());
+namespace {
+
+// A RapidJSON output stream appending to a std::string: the writers fill the string they return
+// (no StringBuffer and copy), and RapidJSON's PutReserve/PutUnsafe, found for it by argument-
+// dependent lookup, write without a capacity check per character.
+class StringOut {
+ public:
+  using Ch = char;
+  explicit StringOut(size_t expected) { out_.resize(std::max<size_t>(expected, 64)); }
+  void Reserve(size_t n) {
+    if (size_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, size_ + n));
+  }
+  void PutUnchecked(char c) { out_[size_++] = c; }
+  void Put(char c) {
+    Reserve(1);
+    PutUnchecked(c);
+  }
+  void Flush() {}
+  std::string Take() && {
+    out_.resize(size_);
+    return std::move(out_);
+  }
+
+ private:
+  std::string out_;
+  size_t size_ = 0;
+};
+
+[[maybe_unused]] inline void PutReserve(StringOut& out, size_t n) { out.Reserve(n); }
+[[maybe_unused]] inline void PutUnsafe(StringOut& out, char c) { out.PutUnchecked(c); }
+
+// The writer's stack of open containers lives in a buffer on the caller's stack (32 levels before
+// it touches the heap).
+struct LevelStack {
+  char buffer[1024];
+  rapidjson::MemoryPoolAllocator<> allocator{buffer, sizeof(buffer)};
+};
+
+using Allocator = rapidjson::MemoryPoolAllocator<>;
+using CompactWriter = rapidjson::Writer<StringOut, rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator>;
+using IndentWriter =
+    rapidjson::PrettyWriter<StringOut, rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator>;
+
+template <typename WriterT>
+std::string WriteWith(const Value& v, bool sort_keys) {
+  StringOut out(256);
+  LevelStack stack;
+  WriterT w(out, &stack.allocator);
+  if constexpr (std::is_same_v<WriterT, IndentWriter>) {
+    w.SetIndent(' ', 2);
+  }
+  WriteTo(v, w, sort_keys);
+  return std::move(out).Take();
 }
 
-std::string WriteCanonical(const Value& v) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  WriteTo(v, w, true);
-  return std::string(buf.GetString(), buf.GetSize());
-}
+}  // namespace
+
+// The writers emit valid UTF-8 only (see WriteString).
+std::string Write(const Value& v) { return WriteWith<CompactWriter>(v, false); }
+
+std::string WriteCanonical(const Value& v) { return WriteWith<CompactWriter>(v, true); }
 
 std::string WritePretty(const Value& v, bool sort_keys) {
-  rapidjson::StringBuffer buf;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-  w.SetIndent(' ', 2);
-  WriteTo(v, w, sort_keys);
-  return std::string(buf.GetString(), buf.GetSize());
+  return WriteWith<IndentWriter>(v, sort_keys);
 }
 
 std::string Hash(const Value& v) {

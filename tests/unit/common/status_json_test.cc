@@ -49,6 +49,29 @@ TEST_CASE("json parse errors name the offset", "[json]") {
   CHECK(json::Parse("\"\xff\"")->AsString() == "\xEF\xBF\xBD");
 }
 
+TEST_CASE("json parse reads exactly the text it is given", "[json]") {
+  // Parse reads a NUL-terminated copy in place, 16 bytes at a time: a view into a larger buffer
+  // ends where the view ends, and strings of every length and escape position read back whole.
+  std::string buffer = R"([1,"two"]garbage)";
+  auto v = json::Parse(std::string_view(buffer).substr(0, 9));
+  REQUIRE(v.ok());
+  CHECK(json::Write(*v) == R"([1,"two"])");
+  CHECK(buffer == R"([1,"two"]garbage)");  // the caller's text is not touched
+  CHECK_FALSE(json::Parse(std::string_view(buffer).substr(0, 8)).ok());
+  for (size_t n = 0; n < 70; ++n) {
+    std::string plain(n, 'x');
+    std::string escaped = plain + "\\\"\\n" + plain;
+    auto p = json::Parse("{\"k" + plain + "\":\"" + plain + "\",\"e\":\"" + escaped + "\"}");
+    REQUIRE(p.ok());
+    CHECK(p->Find("k" + plain)->AsString() == plain);
+    CHECK(p->Find("e")->AsString() == plain + "\"\n" + plain);
+    CHECK(json::Parse(json::Write(*p)).value() == *p);
+  }
+  // An embedded NUL ends the document, as it always did for RapidJSON's bounded stream.
+  CHECK(json::Parse(std::string_view("[1]\0[2]", 7)).value() == json::Parse("[1]").value());
+  CHECK_FALSE(json::Parse(std::string_view("[\"a\0b\"]", 7)).ok());
+}
+
 TEST_CASE("json numbers read as Go's strconv reads them", "[json]") {
   auto num = [](std::string_view text) {
     auto v = json::Parse(text);
