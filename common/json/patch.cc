@@ -269,6 +269,9 @@ bool IsDirective(std::string_view key) {
 
 // The patchMergeKey of a list field (from the core/v1 and JobSet struct tags), or "" for lists
 // that are replaced.
+// Ports are the same item when containerPort and protocol (default TCP) both match.
+constexpr std::string_view kPortKey = "containerPort";
+
 std::string_view MergeKey(std::string_view field) {
   static constexpr std::pair<std::string_view, std::string_view> kKeys[] = {
       {"containers", "name"},
@@ -298,7 +301,7 @@ bool SameItem(const Value& a, const Value& b, std::string_view key) {
   const Value* ka = a.Find(key);
   const Value* kb = b.Find(key);
   if (ka == nullptr || kb == nullptr || *ka != *kb) return false;
-  if (key == "containerPort") {
+  if (key == kPortKey) {
     auto protocol = [](const Value& v) -> std::string {
       const Value* p = v.Find("protocol");
       return p != nullptr && p->IsString() ? p->AsString() : "TCP";
@@ -314,6 +317,30 @@ ptrdiff_t IndexOf(const Elements& list, const Value& item, std::string_view key)
     if (SameItem(list[i], item, key)) return static_cast<ptrdiff_t>(i);
   }
   return -1;
+}
+
+// The same for a list of pointers (the patch's items).
+ptrdiff_t IndexOf(const std::vector<const Value*>& list, const Value& item, std::string_view key) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (SameItem(*list[i], item, key)) return static_cast<ptrdiff_t>(i);
+  }
+  return -1;
+}
+
+// What SameItem reads of each item (its merge key, and the protocol of ports): the target's
+// order, kept while its items are merged, without copying them whole.
+Elements Identities(const Elements& items, std::string_view key) {
+  Elements out;
+  out.reserve(items.size());
+  for (const Value& item : items) {
+    Value id = Value::Object();
+    if (const Value* k = item.Find(key)) id.Set(key, k->Clone());
+    if (const Value* p = item.Find("protocol"); p != nullptr && key == kPortKey) {
+      id.Set("protocol", p->Clone());
+    }
+    out.push_back(std::move(id));
+  }
+  return out;
 }
 
 // A patch value taken as is where the target had nothing, minus what must not reach the result:
@@ -399,7 +426,7 @@ Status MergeKeyedList(Value& target, const Value& patch, std::string_view key) {
   ASSIGN_OR_RETURN(std::vector<const Value*> items,
                    ApplyListDirectives(target, patch, key, &replaced));
   if (replaced) return OkStatus();
-  Value server_order = target.Clone();
+  const Elements server = Identities(target.elements(), key);
   Elements merged = std::move(target.elements());
   for (const Value* item : items) {
     if (item->Find(key) == nullptr) {
@@ -413,17 +440,14 @@ Status MergeKeyedList(Value& target, const Value& patch, std::string_view key) {
       merged.push_back(Materialize(*item));
     }
   }
-  Elements patch_order;
-  for (const Value* item : items) patch_order.push_back(item->Clone());
   // Partition, then order each part (stable: by first index in its reference list).
   std::vector<Value> in_patch, server_only;
   for (Value& v : merged) {
-    (IndexOf(patch_order, v, key) >= 0 ? in_patch : server_only).push_back(std::move(v));
+    (IndexOf(items, v, key) >= 0 ? in_patch : server_only).push_back(std::move(v));
   }
   std::stable_sort(in_patch.begin(), in_patch.end(), [&](const Value& a, const Value& b) {
-    return IndexOf(patch_order, a, key) < IndexOf(patch_order, b, key);
+    return IndexOf(items, a, key) < IndexOf(items, b, key);
   });
-  const Elements& server = server_order.elements();
   Elements out;
   size_t i = 0, j = 0;
   while (i < server_only.size() || j < in_patch.size()) {
@@ -584,14 +608,18 @@ Status MergePatch(json::Value& target, const json::Value& patch) {
 }
 
 Status StrategicMerge(json::Value& target, const json::Value& patch) {
+  Value work = target.Clone();
+  RETURN_IF_ERROR(StrategicMergeNonAtomic(work, patch));
+  target = std::move(work);
+  return OkStatus();
+}
+
+Status StrategicMergeNonAtomic(json::Value& target, const json::Value& patch) {
   if (!patch.IsObject()) {
     return InvalidArgumentError("strategic merge patch: expected an object, got " +
                                 std::string(DescribeType(patch)));
   }
-  Value work = target.Clone();
-  RETURN_IF_ERROR(MergeMap(work, patch));
-  target = std::move(work);
-  return OkStatus();
+  return MergeMap(target, patch);
 }
 
 }  // namespace trainer::json

@@ -57,7 +57,11 @@ Status MergePatch(json::Value& target, const json::Value& patch);
 // keep; every key the patch sets must be listed), `$deleteFromPrimitiveList/<field>`;
 // `$setElementOrder/<field>` is accepted and ignored. Directives and unmatched nulls never
 // appear in the result. A keyed-list patch item lacking its key, `$patch: merge`, an unknown
-// `$patch`, or non-object items in a keyed list are InvalidArgument errors, as upstream.
+// `$patch`, or non-object items in a keyed list are InvalidArgument errors, as upstream. Atomic:
+// on an error `target` is left unchanged.
 Status StrategicMerge(json::Value& target, const json::Value& patch);
+// The same without the copy of `target` that atomicity takes, for a caller that discards
+// `target` on an error (it is then partly merged): the copy cost more than the merge itself.
+Status StrategicMergeNonAtomic(json::Value& target, const json::Value& patch);
 
 }  // namespace trainer::json

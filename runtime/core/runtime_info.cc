@@ -35,6 +35,23 @@ const json::Value* Path(const json::Value& root, std::initializer_list<std::stri
   return v;
 }
 
+bool HasNull(const json::Value& v) {
+  if (v.IsNull()) {
+    return true;
+  }
+  for (const auto& [k, child] : v.members()) {
+    if (HasNull(child)) {
+      return true;
+    }
+  }
+  for (const json::Value& e : v.elements()) {
+    if (HasNull(e)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Upstream marshals patches from typed Go structs, where a null (nil pointer, omitempty) is not
 // written: a null in a patch must not delete the runtime's value.
 json::Value WithoutNulls(const json::Value& v) {
@@ -73,7 +90,9 @@ Status MergeRuntimePatches(const api::TrainJob& job, json::Value& spec) {
     if (patch == nullptr) {
       continue;
     }
-    Status s = json::StrategicMerge(spec, WithoutNulls(*patch));
+    // `spec` is a copy the caller drops on an error: no atomic merge needed.
+    Status s = HasNull(*patch) ? json::StrategicMergeNonAtomic(spec, WithoutNulls(*patch))
+                               : json::StrategicMergeNonAtomic(spec, *patch);
     if (!s.ok()) {
       return s.WithContext("applying spec.runtimePatches[" + std::to_string(i) + "]");
     }

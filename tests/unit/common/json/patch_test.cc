@@ -396,6 +396,10 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
     SECTION(c.name) {
       Value target = J(c.target);
       Status s = StrategicMerge(target, J(c.patch));
+      // The non-atomic form merges the same (and fails alike, leaving its target partly merged).
+      Value in_place = J(c.target);
+      Status s_in_place = StrategicMergeNonAtomic(in_place, J(c.patch));
+      CHECK(s_in_place.ToString() == s.ToString());
       if (c.want == nullptr) {
         CHECK_FALSE(s.ok());
         CHECK(target == J(c.target));
@@ -403,6 +407,7 @@ TEST_CASE("StrategicMerge on pod and JobSet templates", "[unit][patch]") {
         INFO(s.ToString());
         REQUIRE(s.ok());
         CHECK(Write(target) == Write(J(c.want)));
+        CHECK(Write(in_place) == Write(J(c.want)));
       }
     }
   }
