@@ -15,11 +15,22 @@
 #                                               scheduler, KWOK and the example: JobSets stay as
 #                                               trainer wrote them (conformance tests write their
 #                                               status by hand)
+#   hack/run-local.sh up --in-cluster           trainer-cpp as a cluster admin runs it: the images
+#                                               built (hack/images/build.sh), a test bed with a real
+#                                               node (containerd, kubelet, kube-proxy, CoreDNS;
+#                                               needs root), the images loaded into it, and
+#                                               trainer-cpp + JobSet installed with the commands of
+#                                               docs/install.md (the e2e tier's installation,
+#                                               tests/e2e/install_on_node.py): both services and the
+#                                               JobSet controller run as pods. Prints how to submit
+#                                               examples/local/torch-ddp.yaml and watch it train.
 #   hack/run-local.sh down                      stop everything `up` started
 #
 # State lives in $TRAINER_LOCAL_DIR (default .local/, git-ignored): kubeconfig (admin, always
 # there), <service>.kubeconfig (ServiceAccount tokens), pki/ (the webhook's CA and serving cert),
-# env (ports and URLs, for scripts), testbed/ (the test bed; logs in testbed/logs/).
+# env (ports and URLs, for scripts), testbed/ (the test bed; logs in testbed/logs/). With
+# --in-cluster, env also names the node's images: TRAINER_TORCH_IMAGE (python3-torch, torchrun on
+# PATH) and TRAINER_MPI_IMAGE (OpenMPI), for other checks' own TrainJobs.
 # TRAINER_BIN_DIR=<dir with trainer-webhook, trainer-controller, trainer-render> skips the build.
 #
 # The services run with the permissions deploy/ grants them (TokenRequest for the ServiceAccounts
@@ -89,15 +100,20 @@ yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)'
 http_ok() { curl -fsS "$1" >/dev/null; }
 
 up() {
-  local with_jobset=1 arg
+  local with_jobset=1 in_cluster=0 arg
   for arg in "$@"; do
     case "$arg" in
       --no-jobset-controller) with_jobset=0 ;;
-      *) die "unknown argument '$arg' (usage: hack/run-local.sh [up [--no-jobset-controller]|down])" ;;
+      --in-cluster) in_cluster=1 ;;
+      *) die "unknown argument '$arg' (usage: hack/run-local.sh [up [--no-jobset-controller|--in-cluster]|down])" ;;
     esac
   done
   if [[ -d "$TESTBED_DIR" ]] && [[ -n "$(testbed_live_processes)" ]]; then
     die "already running in $state (hack/run-local.sh down first)"
+  fi
+  if ((in_cluster)); then
+    up_in_cluster
+    return
   fi
   local start=$SECONDS bin
   hack/install-deps.sh --build-only
@@ -182,6 +198,61 @@ EOF
   say "  metrics           webhook http://127.0.0.1:$wh_metrics/metrics"
   say "                    controller http://127.0.0.1:$ctl_metrics/metrics"
   say "  env               source $state/env"
+  say "  stop with         hack/run-local.sh down"
+}
+
+# up --in-cluster: the services as pods on a real node, installed as docs/install.md says.
+up_in_cluster() {
+  (($(id -u) == 0)) || die "--in-cluster runs a real node (containerd, kubelet, iptables), which needs root"
+  local start=$SECONDS
+  hack/install-deps.sh
+  say "building the images (hack/images/build.sh: cached after the first run; cold, minutes)"
+  hack/images/build.sh
+  mkdir -p "$state"
+  say "starting a test bed with a real node (hack/testbed/up.sh --node)"
+  hack/testbed/up.sh --node >/dev/null
+  say "loading the images into the node"
+  hack/images/build.sh --load
+  hack/images/build.sh --env >>"$TESTBED_DIR/env" 2>/dev/null
+  source "$TESTBED_DIR/env"
+  cp "$KUBECONFIG" "$state/kubeconfig"
+  say "installing trainer-cpp and JobSet with docs/install.md's commands, images set"
+  python3 tests/e2e/install_on_node.py
+
+  local wh ctl wh_pod ctl_pod
+  wh=$(testbed_kubectl -n "$NS" get svc trainer-webhook -o 'jsonpath={.spec.clusterIP}')
+  ctl=$(testbed_kubectl -n "$NS" get svc trainer-controller-metrics -o 'jsonpath={.spec.clusterIP}')
+  wh_pod=$(testbed_kubectl -n "$NS" get pods -l app.kubernetes.io/component=webhook -o 'jsonpath={.items[0].status.podIP}')
+  ctl_pod=$(testbed_kubectl -n "$NS" get pods -l app.kubernetes.io/component=controller -o 'jsonpath={.items[0].status.podIP}')
+  cat >"$state/env" <<EOF
+# Written by hack/run-local.sh up --in-cluster; source it to talk to the local run. The services
+# run as pods: URLs are their Services' ClusterIPs (and the first pod's IP for health), which
+# this machine reaches over the node's pod bridge.
+export KUBECONFIG='$state/kubeconfig'
+export TRAINER_LOCAL_DIR='$state'
+export TESTBED_DIR='$TESTBED_DIR'
+export TESTBED_BIN_DIR='$TESTBED_BIN_DIR'
+export TRAINER_WEBHOOK_URL='https://$wh:443'
+export TRAINER_WEBHOOK_METRICS_URL='http://$wh:8080/metrics'
+export TRAINER_WEBHOOK_HEALTH_URL='http://$wh_pod:8081'
+export TRAINER_CONTROLLER_METRICS_URL='http://$ctl:8080/metrics'
+export TRAINER_CONTROLLER_HEALTH_URL='http://$ctl_pod:8081'
+export TRAINER_LOGS_DIR='$TESTBED_DIR/node/kubelet/pod-logs'
+export TRAINER_JOBSET_CONTROLLER=1
+export TRAINER_IN_CLUSTER=1
+export TRAINER_TORCH_IMAGE='$TRAINER_TORCH_IMAGE'
+export TRAINER_MPI_IMAGE='$TRAINER_MPI_IMAGE'
+EOF
+  local k="$TESTBED_BIN_DIR/kubectl"
+  say "ready in $((SECONDS - start))s: trainer-webhook (2 replicas), trainer-controller and the JobSet"
+  say "controller run as pods on node $TESTBED_NODE_NAME, in namespace $NS"
+  say "  admin kubeconfig  export KUBECONFIG=$state/kubeconfig   (kubectl: $k)"
+  say "  images            torch $TRAINER_TORCH_IMAGE, OpenMPI $TRAINER_MPI_IMAGE"
+  say "  env               source $state/env"
+  say "  train for real:"
+  say "    $k create -f examples/local/torch-ddp.yaml"
+  say "    $k get trainjob torch-ddp -w"
+  say "    $k logs -f -l jobset.sigs.k8s.io/jobset-name=torch-ddp --prefix --max-log-requests=2"
   say "  stop with         hack/run-local.sh down"
 }
 
