@@ -48,8 +48,7 @@ spec:
 def main():
     e2e.require_machine()
     k = e2e.kubectl()
-    k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=true")
-    k.run("create", "namespace", NS)
+    k.fresh_namespace(NS)
     failures = []
     for name, (manifest, want) in DENIALS.items():
         p = k.run("create", "-f", "-", stdin=manifest, check=False)

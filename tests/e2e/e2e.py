@@ -93,6 +93,11 @@ class Kubectl(testbed.Kubectl):
     def out(self, *args, stdin=None):
         return self.run(*args, stdin=stdin).stdout.strip()
 
+    def fresh_namespace(self, ns):
+        """Deletes NS (a leftover of an earlier run) and creates it again."""
+        self.run("delete", "namespace", ns, "--ignore-not-found", "--wait=true")
+        self.run("create", "namespace", ns)
+
 
 def kubectl():
     return Kubectl()

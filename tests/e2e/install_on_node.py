@@ -10,6 +10,7 @@ controller holds its Lease; docs/install.md's Verify commands pass. Prints how l
 took.
 """
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -36,8 +37,10 @@ def set_images(kustomization, images):
         new_name, new_tag = ref.rsplit(":", 1)
         entries.append({"name": name, "newName": new_name, "newTag": new_tag})
     k["images"] = entries
+    # JSON is YAML whose strings are always quoted: a hex tag such as "4870e23456" must not be
+    # read back by kustomize as a number.
     with open(kustomization, "w") as f:
-        yaml.safe_dump(k, f, sort_keys=False)
+        json.dump(k, f, indent=2)
 
 
 def verify_block():

@@ -55,8 +55,7 @@ def main():
         handover = time.time() - t0
         who = "the standby" if new.startswith(standby) else "the replacement pod"
         print(f"ok   the Lease went to {new} ({who}) {handover:.1f}s after the leader pod's deletion")
-        k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=true")
-        k.run("create", "namespace", NS)
+        k.fresh_namespace(NS)
         k.run("create", "-f", "-", stdin=TRAINJOB)
         e2e.wait_for("the new leader to create the TrainJob's JobSet", 60,
                      lambda: k.run("get", "jobset", "after-handover", "-n", NS, check=False).returncode == 0)

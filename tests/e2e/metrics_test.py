@@ -25,15 +25,6 @@ TARGETS = {"trainer-webhook": ("trainer-webhook", "count(controller_runtime_webh
                                   '{job="trainer-controller"}) > 0')}
 
 
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def query(prom, q):
     url = f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": q})
     return json.load(urllib.request.urlopen(url, timeout=5))["data"]["result"]
@@ -56,7 +47,7 @@ def main():
             failures.append(f"promtool {svc}")
 
     tmp = tempfile.mkdtemp(prefix="e2e-prometheus-")
-    port = free_port()
+    port = e2e.testbed.free_port()
     config = {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
               "scrape_configs": [{"job_name": job, "static_configs": [{"targets": [addr]}]}
                                  for job, addr in addresses.items()]}

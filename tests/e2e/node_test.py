@@ -104,8 +104,7 @@ def main():
                   'jsonpath={.status.conditions[?(@.type=="Ready")].status}{.spec.taints}')
     check(ready == "True", f"node {node} is Ready without taints ({ready!r})")
 
-    k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=true")
-    k.run("create", "namespace", NS)
+    k.fresh_namespace(NS)
     e2e.wait_for("the default ServiceAccount of " + NS, 30,
                  lambda: k.run("get", "sa", "default", "-n", NS, check=False).returncode == 0)
     k.run("apply", "-f", "-", stdin=manifests(env["TRAINER_MPI_IMAGE"]))

@@ -34,8 +34,7 @@ def webhook_pods(k):
 def main():
     e2e.require_machine()
     k = e2e.kubectl()
-    k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=true")
-    k.run("create", "namespace", NS)
+    k.fresh_namespace(NS)
     before = webhook_pods(k)
     assert len(before) == 2, f"want two webhook replicas, found {before}"
     failures = []

@@ -39,8 +39,7 @@ def main():
     e2e.require_machine()
     env = e2e.e2e_env()
     k = e2e.kubectl()
-    k.run("delete", "namespace", NS, "--ignore-not-found", "--wait=true")
-    k.run("create", "namespace", NS)
+    k.fresh_namespace(NS)
     t0 = time.time()
     k.run("create", "-f", "-", stdin=trainjob(env["TRAINER_TORCH_IMAGE"]))
     try:
