@@ -7,7 +7,7 @@
 namespace trainer::webhook {
 namespace {
 
-flags::FlagSet Flags(Options& o) {
+flags::FlagSet Flags(Options& o, std::string* gates) {
   std::vector<flags::Flag> own = {
       {"port", "Webhook HTTPS port.", flags::Int(&o.port, 1, 65535)},
       {"cert-dir", "Directory with tls.crt and tls.key of the webhook server, reloaded on change.",
@@ -49,6 +49,20 @@ flags::FlagSet Flags(Options& o) {
        "Serve the runtimes in this manifest file instead of the cluster's (development and "
        "benchmarks); repeatable.",
        flags::Append(&o.offline_runtimes, "FILE")},
+      {"feature-gates",
+       "Comma-separated Name=bool pairs over the file's featureGates. TrainJobStatus=true serves "
+       "the TrainJob status server (alpha, off by default).",
+       flags::String(gates, "GATES")},
+      {"status-server-port", "Status server HTTPS port (or the file's statusServer.port).",
+       flags::Int(&o.status_server_port, 1, 65535)},
+      {"status-write-interval",
+       "Write a TrainJob's reported status at most once per this interval, the latest report "
+       "winning; 0 writes every report (upstream).",
+       flags::Duration(&o.status_write_interval)},
+      {"status-server-require-pod-binding",
+       "Accept only tokens bound to a live pod of the reporting TrainJob (needs list and watch "
+       "on pods).",
+       flags::Bool(&o.status_server_require_pod_binding)},
   };
   return flags::FlagSet("trainer-webhook",
                         "Serves trainer-cpp's admission webhooks for TrainJobs and runtimes over "
@@ -65,19 +79,32 @@ std::string Options::Address() const {
   return host + ":" + std::to_string(port);
 }
 
+std::string Options::StatusServerAddress() const {
+  Options o = *this;
+  o.port = status_server_port;
+  return o.Address();
+}
+
 std::string Usage() {
   Options o;
-  return Flags(o).Usage();
+  std::string gates;
+  return Flags(o, &gates).Usage();
 }
 
 StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   Options o;
-  flags::FlagSet fs = Flags(o);
+  std::string gates;
+  flags::FlagSet fs = Flags(o, &gates);
   RETURN_IF_ERROR(fs.Parse(args));
   o.help = fs.help();
   ASSIGN_OR_RETURN(
       std::optional<service::Configuration> cfg,
-      service::LoadConfiguration(fs, {"webhook.port", "webhook.host", "certManagement"}, o.frame));
+      service::LoadConfiguration(
+          fs, {"webhook.port", "webhook.host", "certManagement", "featureGates", "statusServer"},
+          o.frame));
+  ASSIGN_OR_RETURN(
+      o.feature_gates,
+      features::FromConfigAndFlag(cfg ? cfg->feature_gates : std::map<std::string, bool>{}, gates));
   if (!cfg) {
     return o;
   }
@@ -94,6 +121,9 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   if (cfg->Has("certManagement.webhookSecretName") && !fs.Given("webhook-secret-name")) {
     o.webhook_secret_name = cfg->webhook_secret_name;
   }
+  if (!fs.Given("status-server-port")) o.status_server_port = cfg->status_server_port;
+  o.status_server_qps = cfg->status_server_qps.value_or(5);
+  o.status_server_burst = cfg->status_server_burst.value_or(10);
   return o;
 }
 

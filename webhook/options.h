@@ -2,8 +2,10 @@
 // Configuration file (common/service/configuration.h). Names follow upstream's manager and
 // controller-runtime (--metrics-bind-address, --health-probe-bind-address, --kubeconfig) and klog
 // (-v); `trainer-webhook --help` lists them. Of the file, the webhook uses webhook.port,
-// webhook.host, metrics, health.healthProbeBindAddress and the certManagement fields it sets
-// (their defaults are upstream's Service name, not ours); the rest is logged as ignored (its
+// webhook.host, metrics, health.healthProbeBindAddress, the certManagement fields it sets
+// (their defaults are upstream's Service name, not ours), featureGates and statusServer (port,
+// and qps/burst of the status writer: upstream's 5/10 whenever a file is given); the rest is
+// logged as ignored (its
 // client is not rate-limited by clientConnection: APF protects the apiserver, and a client-side
 // limit would slow admissions that read PriorityClasses or JobSets).
 //
@@ -19,6 +21,7 @@
 
 #include "common/service/frame.h"
 #include "common/status/status.h"
+#include "runtime/features/features.h"
 
 namespace trainer::webhook {
 
@@ -40,6 +43,13 @@ struct Options {
   std::string kubeconfig;
   size_t threads = 16;
   std::vector<std::string> offline_runtimes;
+  // --feature-gates over the file's featureGates. TrainJobStatus serves the status server.
+  features::FeatureGates feature_gates;
+  int status_server_port = 10443;
+  std::chrono::milliseconds status_write_interval{0};
+  bool status_server_require_pod_binding = false;
+  double status_server_qps = 0;  // 0: no client-side limit (no file given)
+  int status_server_burst = 0;
   service::FrameOptions frame = {.program = "trainer-webhook",
                                  .health_probe_bind_address = ":8081",
                                  .metrics_bind_address = ":8080"};
@@ -47,6 +57,8 @@ struct Options {
 
   // The webhook server's bind address: "host:port", "[v6]:port" or ":port".
   std::string Address() const;
+  // The status server's, on the same host.
+  std::string StatusServerAddress() const;
 };
 
 // `args` without the program name. Errors name the flag as written (common/flags/flags.h).

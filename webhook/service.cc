@@ -115,7 +115,13 @@ Status WebhookService::StartCertManagement(const Options& options, http::CertWat
 }
 
 Status WebhookService::Run(std::stop_token stop) {
+  if (status_server_ != nullptr) {
+    status_server_->Start();
+  }
   Status s = service::ServeUntilStopped().Run(stop);
+  if (status_server_ != nullptr) {
+    status_server_->Stop();
+  }
   if (rotator_ != nullptr) {
     rotator_->Stop();
   }
@@ -151,6 +157,33 @@ Status WebhookService::Init(const Options& options, service::Frame& frame) {
   });
   frame.probes().AddReadyz("runtime-caches", [this] {
     return reader_->HasSynced() ? OkStatus() : UnavailableError("runtime caches not synced");
+  });
+  if (options.feature_gates.Enabled(features::kTrainJobStatus)) {
+    RETURN_IF_ERROR(NewStatusServer(options, certs, frame));
+  }
+  return OkStatus();
+}
+
+Status WebhookService::NewStatusServer(const Options& options, http::CertWatcher& certs,
+                                       service::Frame& frame) {
+  if (client_ == nullptr) {
+    return FailedPreconditionError(
+        "the TrainJobStatus feature gate needs a cluster: the status server cannot run with "
+        "--offline-runtimes");
+  }
+  ASSIGN_OR_RETURN(status_server_,
+                   statusserver::StatusServer::New(
+                       {.address = options.StatusServerAddress(),
+                        .write_interval = options.status_write_interval,
+                        .require_pod_binding = options.status_server_require_pod_binding,
+                        .qps = options.status_server_qps,
+                        .burst = options.status_server_burst},
+                       client_->config(), &certs, frame));
+  // Readiness does not wait for the token issuer: admission must not depend on it.
+  const http::Server* server = frame.server("status-server");
+  frame.probes().AddReadyz("status-server", [server] {
+    return server != nullptr && server->running() ? OkStatus()
+                                                  : UnavailableError("status server not started");
   });
   return OkStatus();
 }

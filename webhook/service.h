@@ -5,8 +5,10 @@
 //   certificate rotator, certs/rotator.h, and handed over in-process) -> the HTTPS server on --port
 //   with the four webhooks (webhook/webhooks.h), reading runtimes from informer caches (or from
 //   manifest files with --offline-runtimes); readiness: certificate loaded (and, managed, its CA
-//   in both configurations), server started, runtime caches synced. Its work is all in the
-//   server: Run waits for the stop, then stops the rotator.
+//   in both configurations), server started, runtime caches synced. With the feature gate
+//   TrainJobStatus, the status server (webhook/statusserver/server.h) on --status-server-port with
+//   the same certificate. Run waits for the stop, then stops the rotator and the status server's
+//   background work.
 //
 //   service::Frame frame(options.frame);
 //   return frame.Run([&](service::Frame& f) { return WebhookService::New(options, f); });
@@ -22,6 +24,7 @@
 #include "webhook/cluster_reader.h"
 #include "webhook/mux.h"
 #include "webhook/options.h"
+#include "webhook/statusserver/server.h"
 
 namespace trainer::webhook {
 
@@ -29,7 +32,7 @@ class WebhookService final : public service::Runnable {
  public:
   static StatusOr<std::unique_ptr<service::Runnable>> New(const Options& options,
                                                           service::Frame& frame);
-  // Serves until stopped, then stops the certificate rotator (if any).
+  // Serves until stopped, then stops the certificate rotator and the status server (if any).
   Status Run(std::stop_token stop) override;
 
  private:
@@ -39,6 +42,7 @@ class WebhookService final : public service::Runnable {
   Status NewReader(const Options& options);
   // --cert-management: the rotator keeps the Secret and caBundle and hands pairs to `certs`.
   Status StartCertManagement(const Options& options, http::CertWatcher& certs);
+  Status NewStatusServer(const Options& options, http::CertWatcher& certs, service::Frame& frame);
 
   std::unique_ptr<kube::CurlClient> client_;
   std::string namespace_;  // the client's default: in-cluster, the pod's
@@ -46,6 +50,7 @@ class WebhookService final : public service::Runnable {
   std::unique_ptr<ClusterReader> reader_;
   std::unique_ptr<core::Runtimes> runtimes_;
   AdmissionMux mux_;
+  std::unique_ptr<statusserver::StatusServer> status_server_;  // null: gate off
 };
 
 // A reader over the runtimes in manifest files, defaulted as the apiserver would store them.

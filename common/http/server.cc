@@ -746,6 +746,10 @@ void Server::GetPrefix(const std::string& prefix, Handler handler) {
   routes_->get.AddPrefix(prefix, std::move(handler));
 }
 
+void Server::PostPrefix(const std::string& prefix, Handler handler) {
+  routes_->post.AddPrefix(prefix, std::move(handler));
+}
+
 Status Server::Start() {
   if (thread_.joinable()) {
     return FailedPreconditionError("http server already started");

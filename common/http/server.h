@@ -94,6 +94,7 @@ class Server {
   void Post(const std::string& path, Handler handler);
   // Prefix routes: matches `prefix` followed by anything (e.g. "/readyz/" + check name).
   void GetPrefix(const std::string& prefix, Handler handler);
+  void PostPrefix(const std::string& prefix, Handler handler);
 
   // Binds and starts serving on a background thread; the socket is listening when it returns.
   Status Start();

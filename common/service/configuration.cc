@@ -278,6 +278,13 @@ void ReadControllers(const json::Value& doc, Configuration& cfg) {
       cfg.group_kind_concurrency[m.first] = static_cast<int32_t>(m.second.AsInt());
     }
   }
+  if (const json::Value* v = At(doc, "statusServer", "port")) {
+    cfg.status_server_port = static_cast<int32_t>(v->AsInt());
+  }
+  if (const json::Value* v = At(doc, "statusServer", "qps")) cfg.status_server_qps = v->AsDouble();
+  if (const json::Value* v = At(doc, "statusServer", "burst")) {
+    cfg.status_server_burst = static_cast<int32_t>(v->AsInt());
+  }
   if (const json::Value* fg = doc.Find("featureGates"); fg != nullptr && fg->IsObject()) {
     for (const json::Member& m : fg->members()) cfg.feature_gates[m.first] = m.second.AsBool();
   }

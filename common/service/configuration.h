@@ -52,6 +52,10 @@ struct Configuration {
   bool cert_management_enable = true;
   std::string webhook_service_name = "kubeflow-trainer-controller-manager";
   std::string webhook_secret_name = "kubeflow-trainer-webhook-cert";
+  // statusServer (feature gate TrainJobStatus).
+  int32_t status_server_port = 10443;
+  std::optional<double> status_server_qps;     // default 5 when the file sets none
+  std::optional<int32_t> status_server_burst;  // default 10
 
   // Every field the file sets (not null, not ""), as a path: "metrics.bindAddress",
   // "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]", "featureGates[X]".

@@ -106,4 +106,12 @@ std::string FeatureGates::String() const {
   return out;
 }
 
+StatusOr<FeatureGates> FromConfigAndFlag(const std::map<std::string, bool>& file_gates,
+                                         std::string_view flag) {
+  FeatureGates gates;
+  RETURN_IF_ERROR(gates.SetFromMap(file_gates).WithContext("featureGates"));
+  RETURN_IF_ERROR(gates.Set(flag).WithContext("flag \"--feature-gates\""));
+  return gates;
+}
+
 }  // namespace trainer::features

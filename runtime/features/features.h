@@ -42,4 +42,10 @@ class FeatureGates {
   std::map<std::string, bool, std::less<>> explicit_;
 };
 
+// Upstream's main: the Configuration file's featureGates first, then the --feature-gates flag
+// over them. Errors say which: "featureGates: unrecognized feature gate: X",
+// "flag \"--feature-gates\": missing bool value for X".
+StatusOr<FeatureGates> FromConfigAndFlag(const std::map<std::string, bool>& file_gates,
+                                         std::string_view flag);
+
 }  // namespace trainer::features

@@ -53,6 +53,11 @@ StatusHandler::StatusHandler(StatusHandlerOptions options) : options_(options) {
                                 "Time to answer a status report, including its status write.")
                     .Add({}, metrics::DefBuckets());
     for (const char* code : {"200", "403", "500"}) requests_->Add({{"code", code}});
+    held_ = &options_.registry
+                 ->Counter("trainer_status_server_reports_held_total",
+                           "Reports answered 200 and held for the TrainJob's next write "
+                           "(--status-write-interval).")
+                 .Add({});
   }
 }
 
@@ -118,7 +123,10 @@ StatusReply StatusHandler::Write(std::string_view ns, std::string_view name,
   Status s;
   if (options_.coalescer != nullptr && ValidateAsCrd(ts).ok()) {
     Coalescer::Outcome o = options_.coalescer->Submit(ns, name, ts);
-    if (o.deferred) return Echo(request);
+    if (o.deferred) {
+      if (held_ != nullptr) held_->Increment();
+      return Echo(request);
+    }
     s = o.status;
   } else {
     s = options_.writer->Apply(ns, name, ts);

@@ -72,6 +72,7 @@ class StatusHandler {
   const StatusHandlerOptions options_;
   prometheus::Family<prometheus::Counter>* requests_ = nullptr;
   prometheus::Histogram* latency_ = nullptr;
+  prometheus::Counter* held_ = nullptr;
 };
 
 // Splits ".../namespaces/{ns}/trainjobs/{name}/status" (one non-empty segment each).

@@ -210,7 +210,9 @@ Status CurlClient::Configure(void* handle, const std::string& path, void** heade
     curl_easy_setopt(curl, CURLOPT_PASSWORD, config_.password.c_str());
   }
   curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Accept: application/json");
+  // JSON everywhere; the service-account issuer's /openid/v1/jwks answers 406 unless its own
+  // media type is acceptable.
+  headers = curl_slist_append(headers, "Accept: application/json, application/jwk-set+json");
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   if (!content_type.empty()) {
     headers = curl_slist_append(headers, ("Content-Type: " + std::string(content_type)).c_str());

@@ -1,7 +1,12 @@
 // trainer-webhook's flags and the fields of upstream's Configuration file it uses.
 #include "webhook/options.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 namespace trainer::webhook {
 namespace {
@@ -84,8 +89,11 @@ TEST_CASE("--config: the webhook's fields apply, flags win, the rest is listed a
             "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]",
             "controller.groupKindConcurrency[TrainingRuntime.trainer.kubeflow.org]",
             "controller.groupKindConcurrency[ClusterTrainingRuntime.trainer.kubeflow.org]",
-            "clientConnection.qps", "clientConnection.burst", "statusServer.port",
-            "statusServer.qps", "statusServer.burst"});
+            "clientConnection.qps", "clientConnection.burst"});
+  CHECK(o->status_server_port == 10443);
+  CHECK(o->status_server_qps == 5);  // the file's, as upstream's status server client
+  CHECK(o->status_server_burst == 10);
+  CHECK_FALSE(o->feature_gates.Enabled(features::kTrainJobStatus));
   // certManagement as the file sets it: upstream's Service name, since the file names it.
   CHECK(o->cert_management);
   CHECK(o->webhook_service_name == "kubeflow-trainer-controller-manager");
@@ -126,6 +134,57 @@ TEST_CASE("certificate management: off by default (files in --cert-dir); its fla
   CHECK(o->cert_report_interval == std::chrono::seconds(1));
   CHECK(ParseOptions({"--cert-report-interval=100ms"}).status().message() ==
         "flag \"--cert-report-interval\": 100ms is shorter than 1s");
+}
+
+TEST_CASE("the status server: feature gate, port, write interval, pod binding") {
+  auto o = ParseOptions({});
+  REQUIRE(o.ok());
+  CHECK_FALSE(o->feature_gates.Enabled(features::kTrainJobStatus));
+  CHECK(o->status_server_port == 10443);
+  CHECK(o->StatusServerAddress() == ":10443");
+  CHECK(o->status_write_interval.count() == 0);
+  CHECK_FALSE(o->status_server_require_pod_binding);
+  CHECK(o->status_server_qps == 0);  // no file: no client-side limit
+  o = ParseOptions({"--feature-gates=TrainJobStatus=true", "--status-server-port=20443",
+                    "--status-write-interval=2s", "--status-server-require-pod-binding"});
+  REQUIRE(o.ok());
+  CHECK(o->feature_gates.Enabled(features::kTrainJobStatus));
+  CHECK(o->status_server_port == 20443);
+  CHECK(o->status_write_interval == std::chrono::seconds(2));
+  CHECK(o->status_server_require_pod_binding);
+  CHECK(ParseOptions({"--feature-gates=Nope=true"}).status().message() ==
+        "flag \"--feature-gates\": unrecognized feature gate: Nope");
+  CHECK(ParseOptions({"--status-write-interval=-1s"}).status().message() ==
+        "flag \"--status-write-interval\": time: invalid duration \"-1s\"");
+  CHECK_FALSE(ParseOptions({"--status-write-interval=5"}).ok());
+}
+
+TEST_CASE("the file's featureGates, then --feature-gates over them") {
+  std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                     "/webhook-options-test-" + std::to_string(getpid()) + ".yaml";
+  {
+    std::ofstream f(path);
+    f << "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n"
+         "featureGates: {TrainJobStatus: true}\nstatusServer: {port: 11443}\n";
+  }
+  auto o = ParseOptions({"--config", path});
+  REQUIRE(o.ok());
+  CHECK(o->feature_gates.Enabled(features::kTrainJobStatus));
+  CHECK(o->status_server_port == 11443);
+  CHECK(o->frame.ignored_config_fields.empty());
+  o = ParseOptions({"--config", path, "--feature-gates", "TrainJobStatus=false",
+                    "--status-server-port", "12443"});
+  REQUIRE(o.ok());
+  CHECK_FALSE(o->feature_gates.Enabled(features::kTrainJobStatus));
+  CHECK(o->status_server_port == 12443);
+  {
+    std::ofstream f(path);
+    f << "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n"
+         "featureGates: {Unknown: true}\n";
+  }
+  CHECK(ParseOptions({"--config", path}).status().message() ==
+        "featureGates: unrecognized feature gate: Unknown");
+  std::remove(path.c_str());
 }
 
 TEST_CASE("webhook.host binds the server to one address") {

@@ -144,6 +144,9 @@ TEST_CASE("plain server routes exact paths and prefixes, 404 otherwise") {
   server.Post("/a", [](const Request& req, Response& res) {
     res.set_content("post:" + req.body, "text/plain");
   });
+  server.PostPrefix("/q/", [](const Request& req, Response& res) {
+    res.set_content("post-prefix:" + req.path, "text/plain");
+  });
   REQUIRE(server.Start().ok());
   httplib::Client cli("127.0.0.1", server.port());
   auto r1 = cli.Get("/a");
@@ -156,6 +159,9 @@ TEST_CASE("plain server routes exact paths and prefixes, 404 otherwise") {
   auto r3 = cli.Post("/a", "hi", "text/plain");
   REQUIRE(r3);
   CHECK(r3->body == "post:hi");
+  auto r6 = cli.Post("/q/ns/x", "", "text/plain");
+  REQUIRE(r6);
+  CHECK(r6->body == "post-prefix:/q/ns/x");
   auto r4 = cli.Get("/nope");
   REQUIRE(r4);
   CHECK(r4->status == 404);
