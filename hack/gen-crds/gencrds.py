@@ -357,7 +357,8 @@ class Generator:
             }
             if k.get("printerColumns"):
                 v["additionalPrinterColumns"] = [
-                    {"jsonPath": c["jsonPath"], "name": c["name"], "type": c["type"]}
+                    {"jsonPath": c["jsonPath"], "name": c["name"], "type": c["type"],
+                     **{o: c[o] for o in ("description", "priority") if o in c}}
                     for c in k["printerColumns"]
                 ]
             if "status" in (k.get("subresources") or []):

@@ -425,10 +425,15 @@ class Run:
              "lastTransitionTime": "2026-01-01T00:01:00Z"},
         ]
         self.patch_status(("TrainJob", name), {"conditions": conditions})
+        # PROGRESS and ETA (empty: nothing reported) are ours; LAST REPORT shows with -o wide.
         out = self.k.run("get", "trainjob", name, "-n", self.ns).stdout.splitlines()
         header, row = out[0].split(), out[1].split()
-        if header != ["NAME", "STATE", "AGE"] or row[:2] != [name, "Complete"]:
-            self.fail(where, f"want columns NAME STATE AGE and State Complete; got {out}")
+        wide = self.k.run("get", "trainjob", name, "-n", self.ns, "-o", "wide").stdout.splitlines()
+        if (header != ["NAME", "STATE", "PROGRESS", "ETA", "AGE"] or row[:2] != [name, "Complete"]
+                or wide[0].split() != ["NAME", "STATE", "PROGRESS", "ETA", "AGE", "LAST",
+                                       "REPORT"]):
+            self.fail(where, "want columns NAME STATE PROGRESS ETA AGE (wide: LAST REPORT) and "
+                      f"State Complete; got {out} / {wide[0]}")
         else:
             self.passed += 1
             print(f"ok   {where}: {' '.join(header)} / {' '.join(row)}")
