@@ -306,10 +306,11 @@ def service_account_kubeconfig(k, namespace, name, path):
 class Webhook:
     """trainer-webhook on the test bed: its cert dir laid out like a Secret volume (`certs`, a
     SecretDir) with a certificate signed by the test bed CA, the admin kubeconfig (or the given
-    one, e.g. service_account_kubeconfig's), ready
+    one, e.g. service_account_kubeconfig's) and any further `flags`, ready
     (/readyz). `register(...)` installs the scoped webhook configurations; `stop()` removes them."""
 
-    def __init__(self, k, work, cn="trainer-webhook-1", kubeconfig=None, dns=("localhost",)):
+    def __init__(self, k, work, cn="trainer-webhook-1", kubeconfig=None, dns=("localhost",),
+                 flags=()):
         self.k = k
         self.work = work
         self.pki = os.path.join(k.testbed, "pki")
@@ -326,7 +327,7 @@ class Webhook:
              f"--cert-dir={self.certs.path}",
              f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
              f"--health-probe-bind-address=127.0.0.1:{self.probe_port}",
-             f"--kubeconfig={kubeconfig or k.kubeconfig}"],
+             f"--kubeconfig={kubeconfig or k.kubeconfig}", *flags],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
         while time.time() < deadline and self.probe("/readyz")[0] != 200:
