@@ -1,6 +1,8 @@
-// CacheReader: the framework::Reader of the controller, answering Gets from informer caches
-// (common/informer) by kind. A kind without an informer (a PodGroup flavour that is not
-// installed) reads as NotFound, as the apiserver would answer for an absent object.
+// CacheReader: the controller's informer caches (common/informer) by kind, as the runtime
+// library reads them: a framework::Reader for the pipeline's Gets and a framework::Lister for
+// the plugins' watch mappings. A kind without an informer (a PodGroup flavour that is not
+// installed) reads as NotFound, as the apiserver would answer for an absent object, and lists
+// as empty.
 //
 //   CacheReader reader;
 //   reader.Add({"jobset.x-k8s.io", "v1alpha2", "JobSet"}, &jobsets.store());
@@ -8,15 +10,18 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/informer/store.h"
+#include "runtime/framework/interface.h"
 #include "runtime/framework/reader.h"
 
 namespace trainer::controller {
 
-class CacheReader final : public framework::Reader {
+class CacheReader final : public framework::Reader, public framework::Lister {
  public:
   // Registers the cache of a kind (matched by group and kind; versions are one per group here).
   // Call before use; the store must outlive the reader.
@@ -28,6 +33,7 @@ class CacheReader final : public framework::Reader {
     return it == stores_.end() ? nullptr : it->second;
   }
 
+  // framework::Reader
   StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
     const informer::Store* store = StoreFor(gvk.group, gvk.kind);
@@ -41,6 +47,23 @@ class CacheReader final : public framework::Reader {
     if (!out.Has("apiVersion")) out.Set("apiVersion", gvk.ApiVersion());
     if (!out.Has("kind")) out.Set("kind", gvk.kind);
     return out;
+  }
+
+  // framework::Lister
+  std::vector<std::string> Keys(const kube::GroupVersionKind& gvk,
+                                std::string_view ns) const override {
+    const informer::Store* store = StoreFor(gvk.group, gvk.kind);
+    return store != nullptr ? store->KeysInNamespace(ns) : std::vector<std::string>();
+  }
+  std::vector<std::string> KeysByIndex(const kube::GroupVersionKind& gvk, std::string_view index,
+                                       std::string_view value) const override {
+    const informer::Store* store = StoreFor(gvk.group, gvk.kind);
+    return store != nullptr ? store->KeysByIndex(index, value) : std::vector<std::string>();
+  }
+  std::shared_ptr<const json::Value> Get(const kube::GroupVersionKind& gvk,
+                                         std::string_view key) const override {
+    const informer::Store* store = StoreFor(gvk.group, gvk.kind);
+    return store != nullptr ? store->GetByKey(key) : nullptr;
   }
 
  private:

@@ -6,6 +6,7 @@
 
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
+#include "common/log/log.h"
 #include "runtime/api/codec.h"
 #include "runtime/api/conditions.h"
 #include "runtime/api/defaults.h"
@@ -288,6 +289,9 @@ ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_v
   StatusOr<json::Value> live = GetTrainJob(ns, name, key);
   if (!live.ok() && !IsNotFound(live.status())) {
     return {live.status()};
+  }
+  if (live.ok() && log::V(2)) {
+    log::Debug(2, "Reconciling TrainJob", {{"trainJob", key}});
   }
   // Gone, or managed by another controller (upstream: IsTrainJobManagedByController): no
   // objects and no status at all.

@@ -71,6 +71,17 @@ std::vector<ObjectPtr> Store::ListNamespace(std::string_view ns) const {
   return out;
 }
 
+std::vector<std::string> Store::KeysInNamespace(std::string_view ns) const {
+  const std::string prefix = std::string(ns) + "/";
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (auto it = items_.lower_bound(prefix); it != items_.end() && it->first.starts_with(prefix);
+       ++it) {
+    out.push_back(it->first);
+  }
+  return out;
+}
+
 std::vector<std::string> Store::Keys() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::string> out;

@@ -52,6 +52,7 @@ class Store {
   std::vector<ObjectPtr> List() const;
   std::vector<ObjectPtr> ListNamespace(std::string_view ns) const;
   std::vector<std::string> Keys() const;
+  std::vector<std::string> KeysInNamespace(std::string_view ns) const;
   // Objects whose index `index` holds `value`; empty for unknown indexes.
   std::vector<ObjectPtr> ByIndex(std::string_view index, std::string_view value) const;
   std::vector<std::string> KeysByIndex(std::string_view index, std::string_view value) const;

@@ -42,17 +42,31 @@ std::vector<std::string> Runtimes::Keys() const {
   return keys;
 }
 
+namespace {
+
+template <typename T>
+void AppendNew(std::vector<T>& out, std::vector<T> more) {
+  for (T& x : more) {
+    if (std::find(out.begin(), out.end(), x) == out.end()) {
+      out.push_back(std::move(x));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<framework::Watch> Runtimes::Watches() const {
   std::vector<framework::Watch> out;
   for (const auto& [k, rt] : runtimes_) {
-    for (framework::Watch& w : rt->Watches()) {
-      bool seen = std::any_of(out.begin(), out.end(), [&w](const framework::Watch& x) {
-        return x.gvk == w.gvk && x.owned_by_trainjob == w.owned_by_trainjob;
-      });
-      if (!seen) {
-        out.push_back(std::move(w));
-      }
-    }
+    AppendNew(out, rt->Watches());
+  }
+  return out;
+}
+
+std::vector<framework::Index> Runtimes::Indexes() const {
+  std::vector<framework::Index> out;
+  for (const auto& [k, rt] : runtimes_) {
+    AppendNew(out, rt->Indexes());
   }
   return out;
 }

@@ -36,8 +36,9 @@ class Runtimes {
   // The runtime of job.spec.runtimeRef; nullptr when unsupported.
   Runtime* ForTrainJob(const api::TrainJob& job) const;
   std::vector<std::string> Keys() const;
-  // Every watch of every runtime, without duplicates.
+  // Every watch of every runtime, and every index they list by, without duplicates.
   std::vector<framework::Watch> Watches() const;
+  std::vector<framework::Index> Indexes() const;
 
  private:
   std::map<std::string, std::unique_ptr<Runtime>, std::less<>> runtimes_;

@@ -39,8 +39,10 @@ class Runtime {
   virtual StatusOr<std::optional<api::TrainJobStatus>> TrainJobStatus(const api::TrainJob& job) = 0;
 
   // Kinds the controller must watch for this runtime (upstream EventHandlerRegistrars; the
-  // ClusterTrainingRuntime returns none because TrainingRuntime already covers them).
+  // ClusterTrainingRuntime returns none because TrainingRuntime already covers them), and the
+  // indexes their mappings list by.
   virtual std::vector<framework::Watch> Watches() const = 0;
+  virtual std::vector<framework::Index> Indexes() const { return {}; }
 
   // Admission of a TrainJob against the live runtime: warnings and field errors. A denial's
   // text is result.ErrorMessage().

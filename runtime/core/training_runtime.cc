@@ -78,7 +78,16 @@ StatusOr<std::optional<api::TrainJobStatus>> TrainingRuntime::TrainJobStatus(
 }
 
 std::vector<framework::Watch> TrainingRuntime::Watches() const {
-  return pipeline_->framework->Watches();
+  // The runtime snapshot ConfigMap is ours, not a plugin's.
+  std::vector<framework::Watch> out = {{.gvk = api::kConfigMapGVK}};
+  for (framework::Watch& w : pipeline_->framework->Watches()) {
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<framework::Index> TrainingRuntime::Indexes() const {
+  return pipeline_->framework->Indexes();
 }
 
 field::Error TrainingRuntime::RuntimeMissing(const api::TrainJob& job, const Status& err) const {

@@ -29,6 +29,7 @@ class TrainingRuntime : public Runtime {
                                         const api::TrainingRuntimeSpec& spec) override;
   StatusOr<std::optional<api::TrainJobStatus>> TrainJobStatus(const api::TrainJob& job) override;
   std::vector<framework::Watch> Watches() const override;
+  std::vector<framework::Index> Indexes() const override;
   field::ValidationResult ValidateObjects(const api::TrainJob* old_job,
                                           const api::TrainJob& new_job) override;
 

@@ -100,4 +100,14 @@ std::vector<Watch> Framework::Watches() const {
   return out;
 }
 
+std::vector<Index> Framework::Indexes() const {
+  std::vector<Index> out;
+  for (const WatchExtensionPlugin* p : watch_extension_) {
+    for (Index& i : p->Indexes()) {
+      out.push_back(std::move(i));
+    }
+  }
+  return out;
+}
+
 }  // namespace trainer::framework

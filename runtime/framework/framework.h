@@ -34,6 +34,8 @@ class Framework {
   StatusOr<std::optional<api::TrainJobStatus>> RunTrainJobStatusPlugin(const api::TrainJob& job);
   // Every kind any plugin watches, in plugin order.
   std::vector<Watch> Watches() const;
+  // Every index those watches list by, in plugin order.
+  std::vector<Index> Indexes() const;
 
   const std::vector<std::unique_ptr<Plugin>>& plugins() const { return plugins_; }
 

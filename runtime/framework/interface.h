@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,17 +76,58 @@ class CustomValidationPlugin {
                                            const api::TrainJob& new_job) = 0;
 };
 
-// One kind a plugin needs watched: changes of such objects controlled by a TrainJob enqueue
-// that TrainJob. The controller wires informers from this list (upstream ReconcilerBuilders).
+// The controller's caches as a watch's mapping reads them (upstream: the manager's cache, listed
+// with field indexes). Keys are "ns/name", or "name" for cluster-scoped kinds; only kinds some
+// plugin watches (and TrainJobs and runtimes) are cached.
+class Lister {
+ public:
+  virtual ~Lister() = default;
+  // Keys of the cached objects of `gvk` in namespace `ns`.
+  virtual std::vector<std::string> Keys(const GroupVersionKind& gvk, std::string_view ns) const = 0;
+  // Keys of the cached objects of `gvk` whose index `index` (indexer.h, or a plugin's Index)
+  // holds `value`; empty for an unknown index.
+  virtual std::vector<std::string> KeysByIndex(const GroupVersionKind& gvk, std::string_view index,
+                                               std::string_view value) const = 0;
+  // The cached object, or null.
+  virtual std::shared_ptr<const json::Value> Get(const GroupVersionKind& gvk,
+                                                 std::string_view key) const = 0;
+};
+
+// The TrainJobs ("ns/name") an event of `obj` concerns. A plain function (not a closure) so the
+// controller can tell two plugins' identical mappings apart from different ones.
+using TrainJobsFor = std::vector<std::string> (*)(const json::Value& obj, const Lister& cache);
+
+// One kind a plugin needs watched, as upstream's WatchExtensionPlugin.ReconcilerBuilders
+// register them; the controller builds its informers and event handlers from these lists:
+//   owned_by_trainjob  events of an object controlled by a TrainJob enqueue that TrainJob
+//                      (upstream handler.EnqueueRequestForOwner, OnlyControllerOwner);
+//   trainjobs_for      events of any object enqueue the TrainJobs it maps to (upstream's
+//                      custom handlers, e.g. CoScheduling's LimitRange and RuntimeClass ones);
+//   only_if_installed  the watch is registered only when this kind is served at start-up
+//                      (upstream: "PodGroup CRDs must be installed in advance", else no watch).
 struct Watch {
   GroupVersionKind gvk;
   bool owned_by_trainjob = true;
+  TrainJobsFor trainjobs_for = nullptr;
+  std::optional<GroupVersionKind> only_if_installed = std::nullopt;
+  bool operator==(const Watch&) const = default;
+};
+
+// An index a watch's mapping lists by (upstream: client.FieldIndexer.IndexField in a plugin's
+// New): the values an object of `gvk` is listed under in index `name`.
+struct Index {
+  GroupVersionKind gvk;
+  std::string name;
+  std::vector<std::string> (*values)(const json::Value& obj) = nullptr;
+  bool operator==(const Index&) const = default;
 };
 
 class WatchExtensionPlugin {
  public:
   virtual ~WatchExtensionPlugin() = default;
   virtual std::vector<Watch> Watches() const = 0;
+  // The indexes the mappings of Watches() list by.
+  virtual std::vector<Index> Indexes() const { return {}; }
 };
 
 class TrainJobStatusPlugin {

@@ -328,9 +328,28 @@ Status FakeClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
   }
 }
 
+void FakeClient::Serve(const GroupVersionResource& gvr, const std::string& kind) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string path = gvr.group.empty() ? "/api/" + gvr.version
+                                       : "/apis/" + gvr.group + "/" + gvr.version;
+  json::Value& list = discovery_[path];
+  if (!list.IsObject()) {
+    list = json::Value::Object();
+    list.Set("kind", "APIResourceList");
+    list.Set("resources", json::Value::Array());
+  }
+  json::Value r = json::Value::Object();
+  r.Set("name", gvr.resource);
+  r.Set("kind", kind);
+  list["resources"].PushBack(std::move(r));
+}
+
 StatusOr<json::Value> FakeClient::GetPath(std::string_view path) {
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(TakeFailure("getpath"));
+  if (auto it = discovery_.find(std::string(path)); it != discovery_.end()) {
+    return it->second.Clone();
+  }
   return NotFoundError("fake client: no discovery for " + std::string(path)).set_http_code(404);
 }
 

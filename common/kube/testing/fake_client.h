@@ -43,6 +43,9 @@ class FakeClient : public Client {
   // While down, open watches end and new ones fail with kUnavailable (an apiserver outage as
   // watchers see it); reads and writes keep working so tests can change state meanwhile.
   void SetWatchesDown(bool down);
+  // Discovery (GetPath of /api/<v> or /apis/<group>/<v>) lists `kind` as served by `gvr`;
+  // without it a group version is not found, as for a CRD that is not installed.
+  void Serve(const GroupVersionResource& gvr, const std::string& kind);
   int Calls(const std::string& verb) const;
   std::string CurrentResourceVersion() const;
 
@@ -92,6 +95,7 @@ class FakeClient : public Client {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<Key, json::Value> objects_;
+  std::map<std::string, json::Value> discovery_;  // path -> APIResourceList
   std::deque<LoggedEvent> log_;
   int64_t rv_ = 1;
   int64_t compacted_rv_ = 0;

@@ -53,7 +53,9 @@ StatusOr<std::vector<json::Value>> CoScheduling::Build(framework::Info* info,
 }
 
 std::vector<framework::Watch> CoScheduling::Watches() const {
-  return {framework::Watch{api::kSchedulerPluginsPodGroupGVK, /*owned_by_trainjob=*/true}};
+  return podgroup::Watches(api::kSchedulerPluginsPodGroupGVK);
 }
+
+std::vector<framework::Index> CoScheduling::Indexes() const { return podgroup::Indexes(); }
 
 }  // namespace trainer::plugins

@@ -28,11 +28,11 @@ class CoScheduling final : public framework::Plugin,
   Status SyncParallelCount(framework::Info*) override { return OkStatus(); }
   StatusOr<std::vector<json::Value>> Build(framework::Info* info,
                                            const api::TrainJob& job) override;
-  // framework::WatchExtensionPlugin: PodGroups controlled by a TrainJob. Upstream also
-  // re-enqueues suspended TrainJobs on LimitRange and RuntimeClass events, but its minResources
-  // reads neither, so the PodGroup it rebuilds is the same; we leave them out
-  // (docs/design/plugins.md, Watches).
+  // framework::WatchExtensionPlugin, while the PodGroup CRD is installed: PodGroups controlled
+  // by a TrainJob; LimitRange and RuntimeClass events re-enqueue suspended TrainJobs
+  // (podgroup::Watches).
   std::vector<framework::Watch> Watches() const override;
+  std::vector<framework::Index> Indexes() const override;
 
  private:
   const framework::Reader* reader_;

@@ -1,11 +1,14 @@
 // PodGroup sizing and the build gate shared by CoScheduling and Volcano.
 #include "runtime/plugins/podgroup/podgroup.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
 #include "common/quantity/quantity.h"
+#include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
+#include "runtime/framework/indexer.h"
 
 namespace trainer::plugins::podgroup {
 
@@ -55,6 +58,74 @@ json::Value NewObject(const kube::GroupVersionKind& gvk, const api::TrainJob& jo
   owners.PushBack(framework::TrainJobOwnerReference(job));
   meta.Set("ownerReferences", std::move(owners));
   return pg;
+}
+
+std::vector<framework::Watch> Watches(const kube::GroupVersionKind& pod_group) {
+  return {
+      {.gvk = pod_group, .only_if_installed = pod_group},
+      {.gvk = api::kLimitRangeGVK,
+       .owned_by_trainjob = false,
+       .trainjobs_for = SuspendedTrainJobsInNamespace,
+       .only_if_installed = pod_group},
+      {.gvk = api::kRuntimeClassGVK,
+       .owned_by_trainjob = false,
+       .trainjobs_for = SuspendedTrainJobsUsingRuntimeClass,
+       .only_if_installed = pod_group},
+  };
+}
+
+std::vector<framework::Index> Indexes() {
+  return {{api::kTrainingRuntimeGVK, framework::kTrainingRuntimeRuntimeClassKey,
+           framework::RuntimeClassNames},
+          {api::kClusterTrainingRuntimeGVK, framework::kClusterTrainingRuntimeRuntimeClassKey,
+           framework::RuntimeClassNames}};
+}
+
+namespace {
+
+// `keys` of cached TrainJobs that are suspended, sorted, without duplicates.
+std::vector<std::string> Suspended(std::vector<std::string> keys, const framework::Lister& cache) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::erase_if(keys, [&](const std::string& key) {
+    std::shared_ptr<const json::Value> tj = cache.Get(api::kTrainJobGVK, key);
+    const json::Value* spec = tj != nullptr ? tj->Find("spec") : nullptr;
+    const json::Value* suspend = spec != nullptr ? spec->Find("suspend") : nullptr;
+    return suspend == nullptr || !suspend->IsBool() || !suspend->AsBool();
+  });
+  return keys;
+}
+
+std::string NameOf(const json::Value& obj, std::string_view field) {
+  const json::Value* meta = obj.Find("metadata");
+  const json::Value* v = meta != nullptr ? meta->Find(field) : nullptr;
+  return v != nullptr && v->IsString() ? v->AsString() : "";
+}
+
+}  // namespace
+
+std::vector<std::string> SuspendedTrainJobsInNamespace(const json::Value& limit_range,
+                                                       const framework::Lister& cache) {
+  return Suspended(cache.Keys(api::kTrainJobGVK, NameOf(limit_range, "namespace")), cache);
+}
+
+std::vector<std::string> SuspendedTrainJobsUsingRuntimeClass(const json::Value& runtime_class,
+                                                             const framework::Lister& cache) {
+  const std::string name = NameOf(runtime_class, "name");
+  std::vector<std::string> trainjobs;
+  auto add = [&](std::vector<std::string> keys) {
+    trainjobs.insert(trainjobs.end(), keys.begin(), keys.end());
+  };
+  for (const std::string& rt : cache.KeysByIndex(
+           api::kTrainingRuntimeGVK, framework::kTrainingRuntimeRuntimeClassKey, name)) {
+    add(cache.KeysByIndex(api::kTrainJobGVK, framework::kTrainJobRuntimeRefKey, rt));
+  }
+  for (const std::string& ctr :
+       cache.KeysByIndex(api::kClusterTrainingRuntimeGVK,
+                         framework::kClusterTrainingRuntimeRuntimeClassKey, name)) {
+    add(cache.KeysByIndex(api::kTrainJobGVK, framework::kTrainJobClusterRuntimeRefKey, ctr));
+  }
+  return Suspended(std::move(trainjobs), cache);
 }
 
 }  // namespace trainer::plugins::podgroup

@@ -120,7 +120,9 @@ field::ValidationResult Volcano::Validate(const framework::Info* info, const api
 }
 
 std::vector<framework::Watch> Volcano::Watches() const {
-  return {framework::Watch{api::kVolcanoPodGroupGVK, /*owned_by_trainjob=*/true}};
+  return podgroup::Watches(api::kVolcanoPodGroupGVK);
 }
+
+std::vector<framework::Index> Volcano::Indexes() const { return podgroup::Indexes(); }
 
 }  // namespace trainer::plugins

@@ -34,8 +34,10 @@ class Volcano final : public framework::Plugin,
   // PriorityClasses.
   field::ValidationResult Validate(const framework::Info* info, const api::TrainJob* old_job,
                                    const api::TrainJob& new_job) override;
-  // framework::WatchExtensionPlugin: PodGroups controlled by a TrainJob (as CoScheduling).
+  // framework::WatchExtensionPlugin: as CoScheduling's, with the Volcano PodGroup kind
+  // (podgroup::Watches).
   std::vector<framework::Watch> Watches() const override;
+  std::vector<framework::Index> Indexes() const override;
 
  private:
   const framework::Reader* reader_;

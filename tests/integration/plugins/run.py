@@ -17,6 +17,10 @@ Cases (each a function below, run in order; failures are collected and reported 
                  pod template; a suspended TrainJob's PodGroup follows a numNodes change
   volcano        scheduling.volcano.sh/v1beta1 PodGroup with the queue from the runtime's
                  annotation and the pods' priorityClassName; group-name pod annotation
+  requeue        upstream's CoScheduling watches: a LimitRange event re-enqueues exactly the
+                 suspended TrainJobs of its namespace, a RuntimeClass event exactly the suspended
+                 TrainJobs whose runtime (TrainingRuntime or ClusterTrainingRuntime) uses it; seen
+                 in the controller's V(2) "Reconciling TrainJob" lines
   validation     every plugin's admission check through kubectl: the exact line kubectl prints;
                  the webhook runs as deploy/'s trainer-webhook ServiceAccount with its ClusterRole
                  (renamed for the run), so the Volcano PriorityClass reads prove the grant
@@ -35,6 +39,7 @@ import glob
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -405,6 +410,79 @@ def case_coscheduling(ctl):
             "scheduling.x-k8s.io/pod-group"), "pod-group label of %s" % name)
 
 
+def reconciled_since(ctl, mark):
+    """TrainJob keys the controller reconciled after byte `mark` of its log (V(2) lines)."""
+    with open(ctl.log_path) as f:
+        f.seek(mark)
+        return sorted(set(re.findall(r'msg="Reconciling TrainJob" trainJob=(\S+)', f.read())))
+
+
+def settled(ctl, quiet=2.0, timeout=60):
+    """Waits until the controller reconciled nothing for `quiet` s; the log's size then."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        mark = os.path.getsize(ctl.log_path)
+        time.sleep(quiet)
+        if not reconciled_since(ctl, mark):
+            return os.path.getsize(ctl.log_path)
+    raise AssertionError("the controller kept reconciling for %ds" % timeout)
+
+
+def case_requeue(ctl):
+    ctl.stop()
+    ctl = testbed.Controller("-v=2", log_dir=WORK)
+    ns = NS + "-rq"
+    rc_tr, rc_ctr, rc_none = ("trainer-it-%s-%s" % (x, RUN_ID) for x in ("tr", "ctr", "none"))
+    K.run("create", "namespace", ns)
+    K.run("label", "namespace", ns, f"{LABEL}={RUN_ID}")
+    try:
+        gang = {"coscheduling": {}}
+        rt = torch_runtime("rq", pod_group_policy=gang, pod_spec={"runtimeClassName": rc_tr})
+        rt["metadata"]["namespace"] = ns
+        K.apply(rt)
+        ctr = torch_runtime("rq-" + RUN_ID, pod_group_policy=gang,
+                            pod_spec={"runtimeClassName": rc_ctr})
+        ctr["kind"] = "ClusterTrainingRuntime"
+        ctr["metadata"] = {"name": "rq-" + RUN_ID}
+        K.apply(labelled(ctr))
+        for name, runtime, kind, suspend in (("sus", "rq", "TrainingRuntime", True),
+                                             ("run", "rq", "TrainingRuntime", False),
+                                             ("sus-ctr", "rq-" + RUN_ID, "ClusterTrainingRuntime",
+                                              True)):
+            tj = trainjob(name, runtime, kind, suspend=suspend)
+            tj["metadata"]["namespace"] = ns
+            K.apply(tj)
+        for name in ("sus", "run", "sus-ctr"):
+            wait_get(SP_PODGROUPS, name, ns)
+
+        def requeued_by(what, obj):
+            mark = settled(ctl)
+            K.apply(obj)
+            time.sleep(1)
+            settled(ctl)
+            return reconciled_since(ctl, mark)
+
+        equal([ns + "/sus", ns + "/sus-ctr"], requeued_by("LimitRange", {
+            "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "limits", "namespace": ns},
+            "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "100m"}}]}}),
+            "TrainJobs re-enqueued by a LimitRange of their namespace")
+
+        def runtime_class(name):
+            return labelled({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                             "metadata": {"name": name}, "handler": "runc"})
+        equal([ns + "/sus"], requeued_by("RuntimeClass", runtime_class(rc_tr)),
+              "TrainJobs re-enqueued by their TrainingRuntime's RuntimeClass")
+        equal([ns + "/sus-ctr"], requeued_by("RuntimeClass", runtime_class(rc_ctr)),
+              "TrainJobs re-enqueued by their ClusterTrainingRuntime's RuntimeClass")
+        equal([], requeued_by("RuntimeClass", runtime_class(rc_none)),
+              "TrainJobs re-enqueued by a RuntimeClass no runtime uses")
+    finally:
+        K.run("delete", "runtimeclasses", "-l", f"{LABEL}={RUN_ID}", "--ignore-not-found",
+              check=False)
+        K.delete_namespace(ns)
+    return ctl
+
+
 def case_volcano(ctl):
     K.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
              "metadata": {"name": PRIORITY_CLASS, "labels": {LABEL: RUN_ID}}, "value": 1000})
@@ -638,7 +716,7 @@ def case_missing_crd(ctl):
         subprocess.run([down], env=env, capture_output=True)
 
 
-CASES = [case_runtimes, case_mpi, case_coscheduling, case_volcano, case_validation,
+CASES = [case_runtimes, case_mpi, case_coscheduling, case_volcano, case_requeue, case_validation,
          case_webhook_rbac, case_missing_crd]
 
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
 
 namespace trainer::controller {
@@ -29,7 +30,7 @@ TEST_CASE("a pass reads what it applied; others read the cache") {
   framework::MapReader cache;
   REQUIRE(cache.Add(JobSet("old", "1")).ok());
   OverlayReader reader(cache);
-  const framework::GroupVersionKind js = framework::JobSetGVK();
+  const kube::GroupVersionKind js = api::kJobSetGVK;
 
   reader.Remember(JobSet("new", "2"));  // outside a pass: nothing to remember it for
   CHECK(Rv(reader.Get(js, "ns", "new")) == "<none>");

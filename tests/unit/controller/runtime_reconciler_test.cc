@@ -16,7 +16,7 @@ namespace {
 class ClientReader final : public framework::Reader {
  public:
   explicit ClientReader(kube::testing::FakeClient& c) : c_(c) {}
-  StatusOr<json::Value> Get(const framework::GroupVersionKind& gvk, std::string_view ns,
+  StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override {
     return c_.Get(
         gvk.kind == "TrainingRuntime" ? kube::kTrainingRuntimes : kube::kClusterTrainingRuntimes,

@@ -124,10 +124,11 @@ TEST_CASE("TestNewRuntimeRegistry", "[core]") {
     std::vector<framework::Watch> all = env.runtimes->Watches();
     for (size_t i = 0; i < all.size(); ++i) {
       for (size_t j = i + 1; j < all.size(); ++j) {
-        CHECK_FALSE(
-            (all[i].gvk == all[j].gvk && all[i].owned_by_trainjob == all[j].owned_by_trainjob));
+        CHECK_FALSE(all[i] == all[j]);
       }
     }
+    // The runtime snapshot is the runtime's own.
+    CHECK(all[0] == framework::Watch{.gvk = api::kConfigMapGVK});
     CHECK(std::any_of(all.begin(), all.end(),
                       [](const framework::Watch& w) { return w.gvk == api::kJobSetGVK; }));
     CHECK(env.runtimes->Find(kClusterTrainingRuntimeKey)->Watches().empty());

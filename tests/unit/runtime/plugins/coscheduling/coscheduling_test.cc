@@ -7,6 +7,7 @@
 #include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
 #include "runtime/framework/testing/testing.h"
+#include "runtime/plugins/podgroup/podgroup.h"
 
 namespace trainer::plugins {
 namespace {
@@ -148,10 +149,15 @@ TEST_CASE("TestCoScheduling", "[coscheduling]") {
 TEST_CASE("CoScheduling watches", "[coscheduling]") {
   framework::MapReader reader;
   std::vector<framework::Watch> w = CoScheduling(&reader).Watches();
-  REQUIRE(w.size() == 1);
+  // Owned PodGroups, then the LimitRange and RuntimeClass requeues, all only while the
+  // scheduler-plugins PodGroup is installed (tests/unit/runtime/plugins/podgroup).
+  REQUIRE(w.size() == 3);
   CHECK(w[0].gvk.ApiVersion() == "scheduling.x-k8s.io/v1alpha1");
   CHECK(w[0].gvk.kind == "PodGroup");
   CHECK(w[0].owned_by_trainjob);
+  CHECK(w == podgroup::Watches(api::kSchedulerPluginsPodGroupGVK));
+  CHECK(w[1].only_if_installed == api::kSchedulerPluginsPodGroupGVK);
+  CHECK(CoScheduling(&reader).Indexes() == podgroup::Indexes());
 }
 
 }  // namespace
