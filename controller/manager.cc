@@ -77,6 +77,8 @@ class ManagerImpl final : public Manager {
   informer::Informer* trainjobs_ = nullptr;
   informer::Informer* trs_ = nullptr;
   informer::Informer* ctrs_ = nullptr;
+  // client-go's leader_election_master_status for the Lease, with --leader-elect.
+  prometheus::Gauge* master_status_ = nullptr;
   // Not in informers_: nothing waits for it (see AddNamespaceCache).
   std::unique_ptr<informer::Informer> namespaces_;
   std::map<GroupVersionKind, WatchedKind> watched_;
@@ -135,6 +137,9 @@ Status ManagerImpl::Init(service::Frame& frame) {
   WireRuntimeEvents();
   for (const auto& [gvk, kind] : watched_) {
     WireWatchedEvents(kind);
+  }
+  if (options_.leader_elect) {
+    master_status_ = &leader::MasterStatusGauge(registry, options_.leader_election_id);
   }
   frame.probes().AddReadyz("readyz", [this]() -> Status {
     for (const auto& i : informers_) {
@@ -434,7 +439,8 @@ Status ManagerImpl::RunLeading(std::stop_token stop) {
                                    .identity = identity_,
                                    .lease_duration = options_.lease_duration,
                                    .renew_deadline = options_.renew_deadline,
-                                   .retry_period = options_.retry_period},
+                                   .retry_period = options_.retry_period,
+                                   .master_status = master_status_},
       leader::LeaderCallbacks{.on_started_leading = [this] { StartControllers(); },
                               .on_stopped_leading =
                                   [this, &elector_stop, &lost] {

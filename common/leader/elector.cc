@@ -169,6 +169,23 @@ std::chrono::milliseconds Jittered(std::chrono::milliseconds d, double factor) {
 
 }  // namespace
 
+void LeaderElector::SetLeading(bool leading) {
+  leader_ = leading;
+  if (config_.master_status != nullptr) config_.master_status->Set(leading ? 1 : 0);
+}
+
+prometheus::Gauge& MasterStatusGauge(metrics::Registry& registry, std::string_view lease_name) {
+  prometheus::Gauge& g =
+      registry
+          .Gauge("leader_election_master_status",
+                 "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+                 "backup, 1 indicates master. 'name' is the string used to identify the lease. "
+                 "Please make sure to group by name.")
+          .Add({{"name", std::string(lease_name)}});
+  g.Set(0);
+  return g;
+}
+
 bool LeaderElector::Run(std::stop_token stop) {
   const std::string lease = config_.lease_namespace + "/" + config_.lease_name;
   // Campaign: retry every retry_period (jittered, as client-go's JitterFactor 1.2).
@@ -176,7 +193,7 @@ bool LeaderElector::Run(std::stop_token stop) {
   while (!TryAcquireOrRenew()) {
     if (!Sleep(Jittered(config_.retry_period, 1.2), stop)) return false;
   }
-  leader_ = true;
+  SetLeading(true);
   log::Info("leader election: acquired lease", {{"lease", lease}, {"identity", config_.identity}});
   if (callbacks_.on_started_leading) callbacks_.on_started_leading();
 
@@ -193,7 +210,7 @@ bool LeaderElector::Run(std::stop_token stop) {
       break;
     }
   }
-  leader_ = false;
+  SetLeading(false);
   if (lost) {
     log::Error("leader election: lost lease", {{"lease", lease}, {"identity", config_.identity}});
   } else if (config_.release_on_cancel) {

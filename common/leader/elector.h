@@ -9,6 +9,8 @@
 //    candidate takes over within one retry_period instead of a whole lease_duration.
 // Defaults are upstream Kubeflow Trainer's (controller-runtime's): 15 s lease, 10 s renew
 // deadline, 2 s retry.
+// With a master_status gauge (MasterStatusGauge), it exports client-go's
+// leader_election_master_status{name=<lease name>}: 1 while leading, 0 otherwise.
 //
 //   leader::LeaderElector elector(client, {.lease_namespace = "kubeflow-system",
 //                                          .lease_name = "trainer-controller",
@@ -27,6 +29,7 @@
 
 #include "common/json/json.h"
 #include "common/kube/client.h"
+#include "common/metrics/metrics.h"
 
 namespace trainer::leader {
 
@@ -38,7 +41,15 @@ struct LeaderElectionConfig {
   std::chrono::milliseconds renew_deadline{10000};
   std::chrono::milliseconds retry_period{2000};
   bool release_on_cancel = true;
+  // Set to 1 while this process leads and 0 otherwise; may be null.
+  prometheus::Gauge* master_status = nullptr;
 };
+
+// client-go's leader_election_master_status{name=lease_name} in `registry`, at 0. Create it when
+// the process starts (before its caches sync and it campaigns), so a replica that is not leading
+// shows 0 rather than nothing, unlike client-go: then "no replica leads" is an expression over
+// the replicas Prometheus scrapes (sum < 1), not over missing series.
+prometheus::Gauge& MasterStatusGauge(metrics::Registry& registry, std::string_view lease_name);
 
 struct LeaderCallbacks {
   // Called on the Run thread when this process becomes leader; must return promptly (start
@@ -77,6 +88,7 @@ class LeaderElector {
   static Record RecordOf(const json::Value& lease);
   json::Value MakeLease(const Record& r, const json::Value* existing) const;
   void Observe(const Record& r, std::chrono::steady_clock::time_point now);
+  void SetLeading(bool leading);
   bool Sleep(std::chrono::milliseconds d, std::stop_token stop);
 
   kube::Client& client_;

@@ -348,6 +348,10 @@ def case_sigterm(ctl):
             "holderIdentity") else None)(get("leases", "trainer-it", lease_ns)))
         apply(trainjob("le"))
         wait_for("JobSet le (leader)", lambda: get("jobsets.jobset.x-k8s.io", "le"))
+        # client-go's leader_election_master_status, named after the Lease.
+        wait_for("leader_election_master_status 1 while leading",
+                 lambda: 'leader_election_master_status{name="trainer-it"} 1' in
+                 (c.http(c.metrics, "/metrics") or ""))
     except Exception:
         c.stop(signal.SIGKILL)
         raise

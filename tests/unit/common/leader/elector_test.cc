@@ -114,6 +114,35 @@ TEST_CASE("a leader that cannot renew within the deadline stops leading", "[lead
   CHECK_FALSE(a.IsLeader());
 }
 
+TEST_CASE("leader_election_master_status is 0 until leading, 1 while leading, 0 after",
+          "[leader]") {
+  FakeClient client;
+  metrics::Registry registry;
+  prometheus::Gauge& status = MasterStatusGauge(registry, "trainer");
+  CHECK(status.Value() == 0);
+  CHECK(registry.Text().find("leader_election_master_status{name=\"trainer\"} 0") !=
+        std::string::npos);
+  LeaderElectionConfig cfg = Config("a");
+  cfg.master_status = &status;
+  LeaderElector a(client, cfg);
+  // b holds the lease first: a campaigns and stays at 0.
+  LeaderElector b(client, Config("b"));
+  REQUIRE(b.TryAcquireOrRenew());
+  std::stop_source stop;
+  std::thread runner([&] { a.Run(stop.get_token()); });
+  std::this_thread::sleep_for(300ms);
+  CHECK(status.Value() == 0);
+  REQUIRE(b.Release());
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!a.IsLeader() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  REQUIRE(a.IsLeader());
+  CHECK(status.Value() == 1);
+  stop.request_stop();
+  runner.join();
+  CHECK(status.Value() == 0);
+}
+
 TEST_CASE("identities are unique per process", "[leader]") {
   CHECK(DefaultIdentity() != DefaultIdentity());
   CHECK(DefaultIdentity().find('_') != std::string::npos);
