@@ -35,6 +35,14 @@ namespace {
 
 using kube::GroupVersionKind;
 
+// JobSet is not optional: every TrainJob becomes one. Without its CRD the JobSet cache never
+// syncs, so the controller stays not ready and never campaigns for the Lease; this says why, in
+// the log at start and on every failed readiness probe.
+constexpr std::string_view kJobSetMissing =
+    "JobSet is not installed: the CRD jobsets.jobset.x-k8s.io is missing. trainer-controller "
+    "turns every TrainJob into a JobSet and waits until the CRD exists; install JobSet v0.12.0 "
+    "(kubectl apply --server-side -k deploy/overlays/jobset, or the chart's jobset.install)";
+
 // A kind the controller watches for the plugins, and how its events map to TrainJobs.
 struct WatchedKind {
   informer::Informer* informer = nullptr;
@@ -66,6 +74,7 @@ class ManagerImpl final : public Manager {
   void StartControllers();
   void StopControllers();
   bool WaitForCaches(std::stop_token stop);
+  Status CachesSynced() const;
   Status RunLeading(std::stop_token stop);
 
   const Options options_;
@@ -77,6 +86,7 @@ class ManagerImpl final : public Manager {
   informer::Informer* trainjobs_ = nullptr;
   informer::Informer* trs_ = nullptr;
   informer::Informer* ctrs_ = nullptr;
+  informer::Informer* jobsets_ = nullptr;
   // client-go's leader_election_master_status for the Lease, with --leader-elect.
   prometheus::Gauge* master_status_ = nullptr;
   // Not in informers_: nothing waits for it (see AddNamespaceCache).
@@ -129,6 +139,13 @@ Status ManagerImpl::Init(service::Frame& frame) {
                    }));
   RETURN_IF_ERROR(AddTrainJobAndRuntimeCaches());
   RETURN_IF_ERROR(AddWatchedCaches());
+  if (auto it = watched_.find(api::kJobSetGVK); it != watched_.end()) {
+    jobsets_ = it->second.informer;
+  }
+  if (StatusOr<bool> jobset = kube::IsInstalled(*client_, kube::kJobSetKind);
+      jobset.ok() && !*jobset) {
+    log::Error(kJobSetMissing);
+  }
   RETURN_IF_ERROR(AddIndexes());
   AddNamespaceCache();
   NewReconcilers();
@@ -141,13 +158,23 @@ Status ManagerImpl::Init(service::Frame& frame) {
   if (options_.leader_elect) {
     master_status_ = &leader::MasterStatusGauge(registry, options_.leader_election_id);
   }
-  frame.probes().AddReadyz("readyz", [this]() -> Status {
-    for (const auto& i : informers_) {
-      if (!i->HasSynced()) return UnavailableError("caches are not synced");
-    }
-    return OkStatus();
-  });
+  frame.probes().AddReadyz("readyz", [this] { return CachesSynced(); });
   return OkStatus();
+}
+
+// OK once every cache has its first list; otherwise which caches wait, and why.
+Status ManagerImpl::CachesSynced() const {
+  std::string waiting;
+  for (const auto& i : informers_) {
+    if (i->HasSynced()) continue;
+    const Status why = i->LastError();
+    if (i.get() == jobsets_ && IsNotFound(why))
+      return UnavailableError(std::string(kJobSetMissing));
+    waiting += (waiting.empty() ? "" : ", ") + i->Name();
+    if (!why.ok()) waiting += " (" + why.message() + ")";
+  }
+  if (waiting.empty()) return OkStatus();
+  return UnavailableError("caches are not synced: " + waiting);
 }
 
 informer::Informer& ManagerImpl::AddInformer(const GroupVersionKind& gvk,

@@ -92,6 +92,10 @@ void Informer::Run(std::stop_token stop) {
                 {{"informer", name}, {"error", s.message()}});
       continue;  // relist at once, as the reflector does
     }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_error_ = s;
+    }
     const auto delay = backoff_.Next(SteadyClock::now());
     log::Warn(
         "informer list failed; retrying",
@@ -224,10 +228,21 @@ void Informer::FinishList(const std::set<std::string>& seen, const std::string& 
     }
   }
   SetResourceVersion(rv);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_ = OkStatus();
+  }
   if (!synced_.exchange(true)) {
     std::lock_guard<std::mutex> lock(mu_);
     cv_.notify_all();
   }
+}
+
+std::string Informer::Name() const { return InformerName(options_); }
+
+Status Informer::LastError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
 }
 
 bool Informer::ApplyEvent(kube::WatchEvent& e) {

@@ -86,6 +86,13 @@ class Informer {
   // Waits for HasSynced; false on timeout or stop.
   bool WaitForSync(std::chrono::milliseconds timeout) const;
 
+  // InformerOptions::name, or the resource when it is empty; for logs and probes.
+  std::string Name() const;
+  // Why the cache is not synced: the error of the latest failed list (OK before the first
+  // attempt and once a list succeeds), e.g. NotFound while the resource is not served because its
+  // CRD is not installed.
+  Status LastError() const;
+
   const Store& store() const { return store_; }
   std::string LastSyncResourceVersion() const;
 
@@ -116,6 +123,7 @@ class Informer {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;  // sync waiters, sleeping reflector
   std::string last_rv_;
+  Status last_error_;  // guarded by mu_
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};

@@ -216,6 +216,32 @@ def admitted_trainjob(k, work):
         wh.stop()
 
 
+def controller_names_missing_jobset(k, work):
+    """trainer-controller, as its installed ServiceAccount on a cluster without JobSet, stays not
+    ready and says why in plain words: its /readyz check and its log name the JobSet CRD."""
+    kc = testbed.service_account_kubeconfig(k, NS, "trainer-controller",
+                                            os.path.join(work, "trainer-controller.kubeconfig"))
+    ctl = testbed.Controller(kubeconfig=kc, log_dir=work, wait_ready=False)
+    try:
+        want = "JobSet is not installed: the CRD jobsets.jobset.x-k8s.io is missing"
+        url = f"http://127.0.0.1:{ctl.health}/readyz"
+
+        def names_jobset():
+            status, body = testbed.http_get(url + "/readyz")
+            return status == 500 and want in body
+
+        testbed.wait_for("/readyz/readyz naming the missing JobSet CRD", names_jobset)
+        assert testbed.http_get(url)[0] == 500, "/readyz is not 500 without JobSet"
+        with open(ctl.log_path) as f:
+            logged = f.read()
+        assert want in logged and "deploy/overlays/jobset" in logged, (
+            "the controller's log does not name the missing JobSet CRD:\n" + logged[-3000:])
+        log("ok: without JobSet, trainer-controller is not ready and its /readyz and log say "
+            "the JobSet CRD is missing")
+    finally:
+        ctl.stop()
+
+
 def main():
     build_dir = os.environ.get("TRAINER_BUILD_DIR") or os.path.join(ROOT, "build")
     blocks = documented_blocks()
@@ -246,6 +272,7 @@ def main():
         recreated = [r for r, u in uids.items() if again.get(r) != u]
         assert not recreated, f"upgrade re-created {recreated}"
         log("ok: upgrade re-created nothing")
+        controller_names_missing_jobset(k, bed.work)
 
         # 3. A TrainJob through admission, then uninstall keeping TrainJobs.
         tj_uid = admitted_trainjob(k, bed.work)

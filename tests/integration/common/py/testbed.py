@@ -182,9 +182,9 @@ def install_trainer_crds(k, manager="it-test"):
 
 
 class Controller:
-    """trainer-controller on the test bed, started ready (/readyz ok)."""
+    """trainer-controller on the test bed, started ready (/readyz ok) unless wait_ready=False."""
 
-    def __init__(self, *flags, kubeconfig=None, log_dir=None):
+    def __init__(self, *flags, kubeconfig=None, log_dir=None, wait_ready=True):
         self.health = free_port()
         self.metrics = free_port()
         kubeconfig = kubeconfig or os.path.join(testbed_dir(), "kubeconfig")
@@ -196,6 +196,8 @@ class Controller:
              "--health-probe-bind-address", "127.0.0.1:%d" % self.health,
              "--metrics-bind-address", "127.0.0.1:%d" % self.metrics, "-v=1", *flags],
             stdout=self.log, stderr=subprocess.STDOUT)
+        if not wait_ready:
+            return
         try:
             wait_for("controller ready", lambda: self.http(self.health, "/readyz") == "ok")
         except Exception:

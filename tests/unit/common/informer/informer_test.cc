@@ -158,6 +158,21 @@ TEST_CASE("a list failure is retried with backoff", "[informer]") {
   CHECK(client.Calls("list") >= 2);
 }
 
+TEST_CASE("LastError says why the cache is not synced, and is OK once a list succeeds",
+          "[informer]") {
+  FakeClient client;
+  client.Seed(kube::kTrainJobs, Job("a", "j1", "torch"));
+  for (int i = 0; i < 20; ++i) {  // about a second of failures at the test's backoff
+    client.FailNext("list", NotFoundError("the server could not find the requested resource"));
+  }
+  Informer inf(client, Options());
+  CHECK(inf.LastError().ok());
+  inf.Start();
+  REQUIRE(Eventually([&] { return IsNotFound(inf.LastError()) && !inf.HasSynced(); }));
+  REQUIRE(inf.WaitForSync(5s));
+  CHECK(inf.LastError().ok());
+}
+
 TEST_CASE("the first list is cached page by page, each page before the next is asked for",
           "[informer]") {
   FakeClient client;
