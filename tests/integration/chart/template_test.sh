@@ -71,6 +71,36 @@ done
 ((update)) && exit 0
 echo "ok: helm template output of every case is its want.yaml"
 
+# The images hold the services and nothing else (no shell, no sleep): no probe or hook may exec a
+# program, and the webhook's preStop drain is deploy/'s (the kubelet's sleep action).
+python3 - "$work" "$TESTBED_ROOT/deploy/base/webhook/deployment.yaml" "$here"/golden/*/ <<'PY' || fail "a chart container execs a program, or the webhook's preStop differs from deploy/'s"
+import os, sys, yaml
+work, base, cases = sys.argv[1], sys.argv[2], sys.argv[3:]
+def containers(doc):
+    spec = (doc or {}).get("spec", {}).get("template", {}).get("spec", {})
+    return spec.get("initContainers", []) + spec.get("containers", [])
+def execs(c):
+    hooks = [c.get(k) for k in ("livenessProbe", "readinessProbe", "startupProbe")]
+    hooks += list((c.get("lifecycle") or {}).values())
+    return [h["exec"] for h in hooks if h and "exec" in h]
+want = next(c for c in containers(yaml.safe_load(open(base))) if c["name"] == "webhook")["lifecycle"]
+bad = []
+for case in cases:
+    name = os.path.basename(case.rstrip("/"))
+    for doc in yaml.safe_load_all(open(os.path.join(work, name + ".yaml"))):
+        if not doc or doc.get("kind") != "Deployment":
+            continue
+        for c in containers(doc):
+            if execs(c):
+                bad.append(f"golden/{name}: {doc['metadata']['name']}/{c['name']} execs {execs(c)}")
+            if doc["metadata"]["name"].endswith("webhook") and c["name"] == "webhook" \
+                    and name == "defaults" and c.get("lifecycle") != want:
+                bad.append(f"golden/defaults: webhook lifecycle {c.get('lifecycle')}, deploy/ has {want}")
+print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+echo "ok: no chart container execs a program; the webhook's preStop is deploy/'s sleep action"
+
 # Every case's objects pass the apiserver's checks as rendered.
 [[ -f "$TESTBED_DIR/kubeconfig" ]] || fail "no test bed in $TESTBED_DIR (run under ctest)"
 {
