@@ -16,6 +16,9 @@ Cases (each a function below, run in order; failures are collected and reported 
   errors        a missing runtime -> ResourcesCreationFailed condition + Event, cleared once the
                 runtime appears
   finalizer     a legacy resource-in-use finalizer on a runtime is removed
+  protect       --protect-runtimes-in-use: off (v2.3.0), a runtime in use is deleted at once;
+                on, a ClusterTrainingRuntime and a TrainingRuntime in use stay (deleting) until
+                their last TrainJob goes, an unused one gets no finalizer
   endpoints     /healthz, /readyz, /metrics with controller-runtime and trainer_* names
   crash         kill -9 in the middle of a 200-TrainJob wave, restart -> all converge, no
                 duplicates, no orphans
@@ -267,6 +270,79 @@ def case_finalizer(ctl):
     kubectl("delete", "clustertrainingruntimes", "fin-rt")
 
 
+IN_USE = "trainer.kubeflow.org/resource-in-use"
+
+
+def finalizers(resource, name, ns=None):
+    obj = get(resource, name, ns)
+    return None if obj is None else obj["metadata"].get("finalizers", [])
+
+
+def deleting_stays(resource, name, ns=None, seconds=2.0):
+    """The runtime still exists `seconds` after its deletion began, with a deletionTimestamp."""
+    time.sleep(seconds)
+    obj = get(resource, name, ns)
+    check(obj is not None and obj["metadata"].get("deletionTimestamp"),
+          "%s %s: expected it to stay while in use, got %r" % (resource, name, obj and obj[
+              "metadata"]))
+
+
+def case_protect(ctl):
+    # Off (the default, v2.3.0): a runtime a TrainJob uses gets no finalizer and is deleted at
+    # once; the TrainJob keeps its snapshot.
+    apply(runtime_object("prot-off"))
+    apply(trainjob("po", runtime="prot-off"))
+    wait_for("JobSet po", lambda: get("jobsets.jobset.x-k8s.io", "po"))
+    check(IN_USE not in finalizers("clustertrainingruntimes", "prot-off"),
+          "finalizer without --protect-runtimes-in-use")
+    kubectl("delete", "clustertrainingruntimes", "prot-off", "--timeout=30s")
+    check(get("clustertrainingruntimes", "prot-off", None) is None, "prot-off not deleted")
+
+    ctl.stop()
+    c = Controller("--protect-runtimes-in-use")
+    try:
+        protect_on()
+    except Exception:
+        c.stop(signal.SIGKILL)
+        raise
+    return c
+
+
+def protect_on():
+    apply(runtime_object("prot-on"))
+    ns_rt = runtime_object("prot-ns")
+    ns_rt["kind"] = "TrainingRuntime"
+    ns_rt["metadata"]["namespace"] = NS
+    apply(ns_rt)
+    apply(runtime_object("prot-unused"))
+    for name in ("pa", "pb"):
+        apply(trainjob(name, runtime="prot-on"))
+    tj = trainjob("pn", runtime="prot-ns")
+    tj["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
+    apply(tj)
+    wait_for("finalizer on prot-on",
+             lambda: IN_USE in finalizers("clustertrainingruntimes", "prot-on"))
+    wait_for("finalizer on prot-ns", lambda: IN_USE in finalizers("trainingruntimes", "prot-ns", NS))
+    wait_for("JobSet pn", lambda: get("jobsets.jobset.x-k8s.io", "pn"))
+    check(IN_USE not in finalizers("clustertrainingruntimes", "prot-unused"),
+          "finalizer on a runtime no TrainJob uses")
+    kubectl("delete", "clustertrainingruntimes", "prot-unused", "--timeout=30s")
+
+    kubectl("delete", "clustertrainingruntimes", "prot-on", "--wait=false")
+    kubectl("delete", "trainingruntimes", "prot-ns", "-n", NS, "--wait=false")
+    deleting_stays("clustertrainingruntimes", "prot-on")
+    deleting_stays("trainingruntimes", "prot-ns", NS, seconds=0)
+    kubectl("delete", "trainjob", "pa", "-n", NS)
+    deleting_stays("clustertrainingruntimes", "prot-on")
+    kubectl("delete", "trainjob", "pb", "-n", NS)
+    wait_for("prot-on gone with its last TrainJob",
+             lambda: get("clustertrainingruntimes", "prot-on", None) is None)
+    deleting_stays("trainingruntimes", "prot-ns", NS, seconds=0)
+    kubectl("delete", "trainjob", "pn", "-n", NS)
+    wait_for("prot-ns gone with its last TrainJob",
+             lambda: get("trainingruntimes", "prot-ns", NS) is None)
+
+
 def case_endpoints(ctl):
     check(ctl.http(ctl.health, "/healthz") == "ok", "healthz")
     check(ctl.http(ctl.health, "/readyz") == "ok", "readyz")
@@ -363,7 +439,8 @@ def case_sigterm(ctl):
 
 
 CASES = [case_golden, case_status, case_suspend, case_deadline, case_gc, case_managedby,
-         case_ssa, case_errors, case_finalizer, case_endpoints, case_crash, case_sigterm]
+         case_ssa, case_errors, case_finalizer, case_protect, case_endpoints, case_crash,
+         case_sigterm]
 
 
 def main():
@@ -381,7 +458,7 @@ def main():
             start = time.time()
             try:
                 new = case(ctl)
-                if new is not None or name in ("crash", "sigterm"):
+                if new is not None or name in ("crash", "protect", "sigterm"):
                     ctl = new
                 print("ok    %-10s %.1fs" % (name, time.time() - start))
             except Exception as e:  # noqa: BLE001
@@ -394,7 +471,10 @@ def main():
         if ctl is not None:
             ctl.stop()
         K.delete_namespace(NS)
-        for name in ("torch-it", "missing-rt"):
+        for name in ("torch-it", "missing-rt", "prot-off", "prot-on", "prot-unused"):
+            # A failed protect case may leave its finalizer behind.
+            kubectl("patch", "clustertrainingruntimes", name, "--type=merge", "-p",
+                    '{"metadata":{"finalizers":null}}', check=False)
             kubectl("delete", "clustertrainingruntimes", name, "--ignore-not-found", check=False)
     if failures:
         print("controller logs in %s" % WORK)
