@@ -1,13 +1,17 @@
 // The Manager's wiring, on an in-memory apiserver (kube::testing::FakeClient): its informers and
 // event handlers come from the plugins' declared watches, so a TrainJob gets its objects, a
 // deleted owned object comes back, and the CoScheduling requeues reach suspended TrainJobs; the
-// watches of a kind that is not installed are skipped.
+// watches of a kind that is not installed are skipped; --protect-runtimes-in-use wires TrainJob
+// events to the runtime controllers.
 #include "controller/manager.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <optional>
 #include <regex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/kube/rest_mapper.h"
 #include "common/kube/testing/fake_client.h"
@@ -88,11 +92,10 @@ json::Value TrainJob(std::string name, bool suspend) {
 // A running Manager on `client`, stopped on destruction.
 class Running {
  public:
-  explicit Running(kube::testing::FakeClient& client)
+  explicit Running(kube::testing::FakeClient& client, Options o = {})
       : frame_({.program = "manager-test",
                 .health_probe_bind_address = "0",
                 .metrics_bind_address = "0"}) {
-    Options o;
     o.trainjob_workers = 2;
     StatusOr<std::unique_ptr<service::Runnable>> m = Manager::New(o, frame_, &client);
     REQUIRE(m.ok());
@@ -170,6 +173,46 @@ TEST_CASE("a PodGroup kind that is not installed: none of its plugin's watches",
   std::this_thread::sleep_for(200ms);
   CHECK(Settled() == before);
   CHECK(c.Calls("watch") > 0);
+}
+
+// The runtime's finalizers as stored, or nullopt when the runtime is gone.
+std::optional<std::vector<std::string>> Finalizers(kube::testing::FakeClient& c) {
+  StatusOr<json::Value> rt = c.Get(kube::kClusterTrainingRuntimes, "", "torch");
+  if (!rt.ok()) return std::nullopt;
+  std::vector<std::string> out;
+  const json::Value* fs = (*rt)["metadata"].Find("finalizers");
+  if (fs != nullptr && fs->IsArray()) {
+    for (const json::Value& f : fs->elements()) out.push_back(f.AsString());
+  }
+  return out;
+}
+
+const std::vector<std::string> kInUse = {"trainer.kubeflow.org/resource-in-use"};
+
+TEST_CASE("--protect-runtimes-in-use: TrainJob events keep the runtime's finalizer", "[manager]") {
+  kube::testing::FakeClient c;
+  c.Seed(kube::kClusterTrainingRuntimes, Runtime());
+  Options o;
+  o.protect_runtimes_in_use = true;
+  Running manager(c, o);
+  c.Seed(kube::kTrainJobs, TrainJob("first", true));
+  c.Seed(kube::kTrainJobs, TrainJob("second", true));
+  REQUIRE(WaitFor([&] { return Finalizers(c) == kInUse; }));
+  REQUIRE(c.Delete(kube::kTrainJobs, "team", "first").ok());
+  std::this_thread::sleep_for(200ms);
+  CHECK(Finalizers(c) == kInUse);  // "second" still uses it
+  REQUIRE(c.Delete(kube::kTrainJobs, "team", "second").ok());
+  CHECK(WaitFor([&] { return Finalizers(c) == std::vector<std::string>{}; }));
+}
+
+TEST_CASE("without --protect-runtimes-in-use a used runtime gets no finalizer", "[manager]") {
+  kube::testing::FakeClient c;
+  c.Seed(kube::kClusterTrainingRuntimes, Runtime());
+  Running manager(c);
+  c.Seed(kube::kTrainJobs, TrainJob("user", true));
+  REQUIRE(WaitFor([&] { return Has(c, kube::kJobSets, "user"); }));
+  Settled();
+  CHECK(Finalizers(c) == std::vector<std::string>{});
 }
 
 }  // namespace
