@@ -590,6 +590,9 @@ void WriteTo(const Value& v, Writer& w, bool sort_keys) {
   }
 }
 
+// Bytes after the text for RapidJSON's SSE2 scanners (see Parse).
+constexpr size_t kSimdPadding = 16;
+
 }  // namespace
 
 // Invalid UTF-8 in strings and unpaired \u surrogates read as U+FFFD (see GoReadableText); error
@@ -597,9 +600,12 @@ void WriteTo(const Value& v, Writer& w, bool sort_keys) {
 StatusOr<Value> Parse(std::string_view text) {
   // RapidJSON reads a NUL-terminated copy in place: strings are unescaped where they are instead
   // of through its stack, and with RAPIDJSON_SSE2 strings and whitespace are scanned 16 bytes at
-  // a time. An embedded NUL ends the text as it did for a bounded stream.
+  // a time. An embedded NUL ends the text as it did for a bounded stream. The scanners' aligned
+  // 16-byte loads may reach up to 15 bytes past the terminating NUL: the padding keeps every load
+  // inside the buffer, so the same code runs unchanged under AddressSanitizer.
   std::optional<std::string> readable = GoReadableText(text);
   std::string buf = readable ? std::move(*readable) : std::string(text);
+  buf.append(kSimdPadding, '\0');
   Builder builder;
   rapidjson::Reader reader;
   rapidjson::InsituStringStream is(buf.data());
