@@ -5,7 +5,8 @@
 #   tests/golden/run.sh BIN CASE_DIR --update   # rewrite the want files
 #
 # A case directory holds `args` (the trainer-render flags, one line; file names are relative to
-# the case directory), its input files, and:
+# the case directory), its input files, optionally `stdin` (fed to trainer-render's standard
+# input, for `-f -`; else /dev/null), and:
 #   want.yaml    expected stdout
 #   want.stderr  expected stderr (absent = empty)
 #   want.exit    expected exit code (absent = 0)
@@ -18,7 +19,9 @@ cd "$dir" || exit 1
 read -r -a args < args
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-"$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err"
+stdin=/dev/null
+[[ -f stdin ]] && stdin=stdin
+"$bin" "${args[@]}" <"$stdin" >"$tmp/out" 2>"$tmp/err"
 echo "$?" >"$tmp/exit"
 
 if [[ "$mode" == "--update" ]]; then

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <ctime>
+#include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "common/files/files.h"
 #include "common/flags/flags.h"
@@ -54,8 +56,8 @@ flags::FlagSet Flags(Options& o) {
       "JobSet implies (--status-from).",
       {
           {"filename",
-           "TrainJob, runtime, PriorityClass or Secret manifests (YAML or JSON); "
-           "repeatable.",
+           "TrainJob, runtime, PriorityClass or Secret manifests (YAML or JSON); - reads "
+           "standard input; repeatable.",
            flags::Append(&o.files, "FILE"), "f"},
           {"namespace", "Namespace of a TrainJob (and TrainingRuntimes) without one.",
            flags::String(&o.default_namespace, "NAMESPACE"), "n"},
@@ -110,17 +112,28 @@ struct Document {
   json::Value doc;
 };
 
+// A file's text; "-" is standard input, as in kubectl -f -, so manifests can be piped into the
+// controller image, which has no shell to copy files with (kubectl exec -i ... -f -).
+StatusOr<std::string> ReadInput(const std::string& file) {
+  if (file != "-") return files::ReadFile(file);
+  std::ostringstream text;
+  text << std::cin.rdbuf();  // empty input (or a second "-") reads ""
+  if (std::cin.bad()) return InternalError("read stdin: input error");
+  return text.str();
+}
+
 std::optional<InputError> ReadDocuments(const std::string& file, std::vector<Document>& out) {
-  StatusOr<std::string> text = files::ReadFile(file);
+  StatusOr<std::string> text = ReadInput(file);
   if (!text.ok()) {
     return InputError{text.status().message()};
   }
+  const std::string name = file == "-" ? "stdin" : file;
   StatusOr<std::vector<json::Value>> docs = yaml::ParseYamlDocuments(*text);
   if (!docs.ok()) {
-    return InputError{file + ": " + docs.status().message()};
+    return InputError{name + ": " + docs.status().message()};
   }
   for (size_t i = 0; i < docs->size(); ++i) {
-    std::string where = file + ": document " + std::to_string(i + 1);
+    std::string where = name + ": document " + std::to_string(i + 1);
     json::Value& d = (*docs)[i];
     if (!d.IsObject()) {
       return InputError{where + ": expected an object, got " + std::string(json::DescribeType(d))};

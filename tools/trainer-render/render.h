@@ -5,10 +5,10 @@
 //                  [--mpi-ssh-key PEM_FILE] [--feature-gates K=V,...]
 //                  [--validate | --status-from JOBSET_FILE]
 //
-// The files hold (multi-document YAML or JSON, `kind: List` expanded) TrainingRuntimes,
-// ClusterTrainingRuntimes and exactly one TrainJob. The TrainJob gets what the apiserver and the
-// mutating webhook would give it: podTemplateOverrides translated (warning on stderr), CRD
-// schema defaults, runtimePatches[].time = --now. Runtimes get their schema defaults. Then:
+// The files ("-": standard input) hold (multi-document YAML or JSON, `kind: List` expanded)
+// TrainingRuntimes, ClusterTrainingRuntimes and exactly one TrainJob. The TrainJob gets what the
+// apiserver and the mutating webhook would give it: podTemplateOverrides translated (warning on
+// stderr), CRD schema defaults, runtimePatches[].time = --now. Runtimes get their schema defaults. Then:
 //   default       the objects of Runtime::NewObjects, with no cluster state: the runtime snapshot
 //                 ConfigMap and the JobSet, each owned by the TrainJob (uid omitted unless the
 //                 TrainJob has one). -o yaml: a multi-document stream; -o json: one v1 List.
