@@ -163,6 +163,10 @@ http::ServerOptions AdmissionMux::ServerOptions(std::string address, http::CertW
   o.address = std::move(address);
   o.tls = certs;
   o.max_body_bytes = kMaxRequestBytes;
+  // A rolling update: the apiserver keeps using its pooled connections to a replica whose
+  // endpoint is gone; each gets its last answer with "Connection: close" rather than being
+  // closed under a request the apiserver would not retry (tests/chaos/cert_rollover.py).
+  o.stop_idle_grace = std::chrono::seconds(3);
   // Errors httplib answers itself (unknown path, body over the limit before it is read).
   o.error_body = [this](const http::Request& req, http::Response& res) {
     std::string message = res.status == 413 ? TooLargeMessage()

@@ -278,8 +278,11 @@ thread_local ConnStream* current_stream = nullptr;
 
 class ConnServer final : public httplib::Server {
  public:
-  ConnServer(CertWatcher* certs, std::chrono::seconds request_read_timeout)
-      : tls_(certs != nullptr), request_read_timeout_(request_read_timeout) {
+  ConnServer(CertWatcher* certs, std::chrono::seconds request_read_timeout,
+             std::chrono::milliseconds stop_idle_grace)
+      : tls_(certs != nullptr),
+        request_read_timeout_(request_read_timeout),
+        stop_idle_grace_(stop_idle_grace) {
     if (tls_) {
       ctx_ = SSL_CTX_new(TLS_server_method());
     }
@@ -295,12 +298,28 @@ class ConnServer final : public httplib::Server {
   }
   bool is_valid() const override { return !tls_ || ctx_ != nullptr; }
 
+  // Stop(): from now, idle connections get stop_idle_grace for a last request.
+  void BeginStop() {
+    stop_deadline_ns_.store(
+        (std::chrono::steady_clock::now() + stop_idle_grace_).time_since_epoch().count(),
+        std::memory_order_release);
+    stop();
+  }
+  int open_connections() const { return open_.load(std::memory_order_acquire); }
+
  private:
   static std::chrono::microseconds Timeout(time_t sec, time_t usec) {
     return std::chrono::seconds(sec) + std::chrono::microseconds(usec);
   }
 
   bool process_and_close_socket(socket_t sock) override {
+    open_.fetch_add(1, std::memory_order_acq_rel);
+    bool ok = ProcessAndClose(sock);
+    open_.fetch_sub(1, std::memory_order_acq_rel);
+    return ok;
+  }
+
+  bool ProcessAndClose(socket_t sock) {
     const auto read_timeout = Timeout(read_timeout_sec_, read_timeout_usec_);
     const auto write_timeout = Timeout(write_timeout_sec_, write_timeout_usec_);
     bool ok = false;
@@ -349,14 +368,20 @@ class ConnServer final : public httplib::Server {
     }
   }
 
-  // Waits up to keep_alive_timeout for the next request, giving up early when the server stops.
+  // Waits up to keep_alive_timeout for the next request; once the server stops, only until the
+  // end of stop_idle_grace.
   bool NextRequest(const ConnStream& strm, int sock) const {
     if (strm.Pending()) {
       return true;
     }
-    const auto deadline =
+    auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
-    while (svr_sock_ != INVALID_SOCKET) {
+    for (;;) {
+      if (svr_sock_ == INVALID_SOCKET) {
+        auto stop_deadline = std::chrono::steady_clock::time_point(
+            std::chrono::steady_clock::duration(stop_deadline_ns_.load(std::memory_order_acquire)));
+        deadline = std::min(deadline, stop_deadline);
+      }
       auto left =
           std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
@@ -371,7 +396,6 @@ class ConnServer final : public httplib::Server {
         return false;
       }
     }
-    return false;
   }
 
   bool Serve(ConnStream& strm, SSL* ssl, int sock) {
@@ -401,6 +425,11 @@ class ConnServer final : public httplib::Server {
   const bool tls_;
   SSL_CTX* ctx_ = nullptr;
   const std::chrono::seconds request_read_timeout_;
+  const std::chrono::milliseconds stop_idle_grace_;
+  // steady_clock ticks; 0 (the epoch, long past) until BeginStop: a stopped server's idle
+  // connections end at once unless BeginStop set a grace.
+  std::atomic<int64_t> stop_deadline_ns_{0};
+  std::atomic<int> open_{0};
 };
 
 // Reuse the address across restarts, but no SO_REUSEPORT (httplib's default): two servers on
@@ -663,7 +692,8 @@ bool DispatchEarly(const RouteTable& get, const RouteTable& post, size_t max_bod
 Server::Server(ServerOptions options)
     : options_(std::move(options)), routes_(std::make_unique<Routes>()) {
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxThreads);
-  impl_ = std::make_unique<ConnServer>(options_.tls, options_.request_read_timeout);
+  impl_ = std::make_unique<ConnServer>(options_.tls, options_.request_read_timeout,
+                                       options_.stop_idle_grace);
   const size_t threads = options_.threads;
   const size_t max_threads =
       std::clamp<size_t>(options_.max_threads, threads, kMaxConnectionThreads);
@@ -792,13 +822,23 @@ void Server::Stop() {
   if (!thread_.joinable()) {
     return;
   }
-  impl_->stop();
-  // In-flight requests finish (their connections then close, the listener being gone); then
-  // idle keep-alive connections are told to close.
-  const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+  const auto start = std::chrono::steady_clock::now();
+  // impl_ is always the ConnServer the constructor made.
+  auto& conn = static_cast<ConnServer&>(*impl_);
+  conn.BeginStop();
+  // In-flight requests finish (their connections then close, the listener being gone); idle
+  // keep-alive connections take one more request within stop_idle_grace (their connection loop
+  // notices the stop within a second); what is still open then is told to close.
+  const auto deadline = start + options_.drain_timeout;
   while (in_flight_.load(std::memory_order_relaxed) > 0 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (options_.stop_idle_grace.count() > 0) {
+    const auto idle_deadline = start + options_.stop_idle_grace + std::chrono::milliseconds(1100);
+    while (conn.open_connections() > 0 && std::chrono::steady_clock::now() < idle_deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   ShutdownReads(port_);
   thread_.join();

@@ -67,6 +67,12 @@ struct ServerOptions {
   std::chrono::seconds request_read_timeout{32};
   // Stop() waits this long for in-flight requests before closing connections.
   std::chrono::seconds drain_timeout{15};
+  // After Stop() closed the listener, an idle keep-alive connection stays open this long for
+  // one more request, answered with "Connection: close", instead of being closed at once: a
+  // client that sends a request just as its idle connection is closed gets an error, and Go's
+  // transport (the kube-apiserver's webhook client) retries no POST. Under load every connection
+  // carries its last request well within the grace. 0 closes idle connections at once.
+  std::chrono::milliseconds stop_idle_grace{0};
   // Called for a response with status >= 400 and an empty body (404 unknown path, 413 body too
   // large, ...), to write a body in the server's own format. Optional.
   Handler error_body;

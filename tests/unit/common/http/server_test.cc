@@ -466,6 +466,45 @@ TEST_CASE("stop does not wait for idle keep-alive connections") {
   CHECK_FALSE(cli->Get("/port"));
 }
 
+TEST_CASE("with stop_idle_grace an idle connection takes one last request, Connection: close") {
+  Server server({.address = "127.0.0.1:0", .stop_idle_grace = 3s});
+  server.Get("/port", [](const Request& req, Response& res) {
+    res.set_content(std::to_string(req.remote_port), "text/plain");
+  });
+  REQUIRE(server.Start().ok());
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_keep_alive(true);
+  auto first = cli.Get("/port");
+  REQUIRE(first);
+  auto start = std::chrono::steady_clock::now();
+  std::thread stopper([&] { server.Stop(); });
+  std::this_thread::sleep_for(1500ms);  // the connection loop has seen the stop
+  auto last = cli.Get("/port");         // the same connection: no new one can be accepted
+  REQUIRE(last);
+  CHECK(last->status == 200);
+  CHECK(last->body == first->body);
+  CHECK(last->get_header_value("Connection") == "close");
+  stopper.join();
+  // Stop ended when that connection closed, not at the end of the grace.
+  CHECK(std::chrono::steady_clock::now() - start < 2900ms);
+  CHECK_FALSE(cli.Get("/port"));
+}
+
+TEST_CASE("with stop_idle_grace a connection idle throughout is closed at its end") {
+  Server server({.address = "127.0.0.1:0", .stop_idle_grace = 1s});
+  server.Get("/ok", [](const Request&, Response& res) { res.set_content("ok", "text/plain"); });
+  REQUIRE(server.Start().ok());
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_keep_alive(true);
+  REQUIRE(cli.Get("/ok"));
+  auto start = std::chrono::steady_clock::now();
+  server.Stop();
+  auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= 1s);
+  CHECK(took < 3s);
+  CHECK_FALSE(cli.Get("/ok"));
+}
+
 TEST_CASE("health checks: aggregated, per-check, verbose, exclude; /metrics") {
   HealthChecks probes;
   std::atomic<bool> ready{false};
