@@ -147,7 +147,10 @@ class Planner {
     s_.ca = std::move(s_.next_ca);
     s_.next_ca = {};
     ASSIGN_OR_RETURN(s_.serving, NewServing());
-    EnterPhase();
+    // The reports stay: every replica alive during TrustNext has one (naming the old CA) and
+    // must report the new CA before the old one goes; only a replica that stops reporting (gone)
+    // drops out, when its report expires.
+    s_.phase_since = now_;
     Reason("the webhook configurations trust the new CA since " +
            kube::FormatTime(*s_.injected_at) + ": it signs the serving certificate now (SignNext)");
     return OkStatus();
@@ -162,11 +165,13 @@ class Planner {
     std::string ca = Fingerprint(s_.ca.cert_pem);
     std::vector<std::string> behind;
     size_t fresh = 0;
+    std::string names;
     for (const auto& [replica, r] : s_.reports) {
       if (r.at + p_.report_ttl() <= now_) {
         continue;
       }
       ++fresh;
+      names += (names.empty() ? "" : ", ") + replica;
       if (r.ca != ca) {
         behind.push_back(replica);
       }
@@ -176,11 +181,11 @@ class Planner {
       WakeAt(settled);
       return;
     }
+    Reason("all " + std::to_string(fresh) + " replicas (" + names +
+           ") serve a certificate of the new CA since SignNext began at " +
+           kube::FormatTime(*s_.phase_since) + ": dropped the old CA from the bundle (Stable)");
     s_.bundle = {s_.ca.cert_pem};
     EnterPhase();
-    Reason("all " + std::to_string(fresh) +
-           " replicas serve a certificate of the new CA: dropped the old CA from the bundle "
-           "(Stable)");
   }
 
   // Rule 6.

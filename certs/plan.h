@@ -13,7 +13,8 @@
 //  4. TrustNext, and both configurations have carried the bundle for `propagation`: the next
 //     CA becomes the signing CA and signs a new serving certificate -> SignNext.
 //  5. SignNext, `report_ttl` after it began, and every fresh replica report names the signing
-//     CA: the bundle drops the old CAs -> Stable; reports are cleared.
+//     CA: the bundle drops the old CAs -> Stable; reports are cleared. (Reports made in
+//     TrustNext carry over into SignNext: a replica alive then must report the new CA first.)
 //  6. The serving certificate does not verify now (chain, names, key) or rotate=serving, or it
 //     expires within the lookahead and a new one would last longer: issue one.
 //  7. Outside Stable, this replica's report is refreshed every `report_interval`; reports older

@@ -72,7 +72,7 @@ struct Cluster {
     o.replica = std::move(replica);
     o.policy.dns_names = {"trainer-webhook." + ns.name() + ".svc"};
     o.policy.propagation = 2s;
-    o.policy.report_interval = 1s;
+    o.policy.report_interval = 2s;
     return o;
   }
 
@@ -109,8 +109,10 @@ struct Cluster {
 // A replica: a Rotator whose `serve` keeps the pair (thread-safe: Start() serves from its
 // thread).
 struct Replica {
-  Replica(kube::Client& client, RotatorOptions o) {
-    o.serve = [this](const KeyPair& pair, const std::string& ca) {
+  Replica(kube::Client& client, RotatorOptions o,
+          std::chrono::milliseconds load_delay = std::chrono::milliseconds(0)) {
+    o.serve = [this, load_delay](const KeyPair& pair, const std::string& ca) {
+      std::this_thread::sleep_for(load_delay);  // a slow replica
       std::lock_guard<std::mutex> lock(mu);
       served = pair;
       served_ca = ca;
@@ -189,7 +191,7 @@ TEST_CASE("a CA rotation over real watches: the served CA is always in every caB
   auto client = kube::testbed::NewClient();
   Cluster cluster(*client);
   Replica a(*client, cluster.Options("a"));
-  Replica b(*client, cluster.Options("b"));
+  Replica b(*client, cluster.Options("b"), 1500ms);  // loads each pair 1.5 s late
   a.rotator->Start();
   b.rotator->Start();
   REQUIRE(a.rotator->WaitReady(30s));

@@ -226,8 +226,8 @@ TEST_CASE("a CA rotation: TrustNext, SignNext once propagated, Stable once all r
   Decision drop = MustPlan(s, Injected("a", new_fp), t + 60s);
   REQUIRE(drop.write.has_value());
   CHECK(Reasons(drop) ==
-        "all 2 replicas serve a certificate of the new CA: dropped the old CA from the bundle "
-        "(Stable)\n");
+        "all 2 replicas (a, b) serve a certificate of the new CA since SignNext began at "
+        "2035-10-01T00:11:00Z: dropped the old CA from the bundle (Stable)\n");
   s = *drop.write;
   CHECK(PhaseOf(s) == Phase::kStable);
   CHECK(s.bundle == std::vector<std::string>{new_ca.cert_pem});
