@@ -60,11 +60,11 @@ Status WebhookService::NewReader(const Options& options) {
   if (!cfg.ok()) {
     return cfg.status().WithContext("loading kubeconfig");
   }
+  namespace_ = cfg->default_namespace;  // before the config moves into the client
   StatusOr<std::unique_ptr<kube::CurlClient>> c = kube::CurlClient::New(std::move(cfg).value());
   if (!c.ok()) {
     return c.status().WithContext("creating the Kubernetes client");
   }
-  namespace_ = cfg->default_namespace;
   client_ = std::move(c).value();
   reader_ = NewInformerClusterReader(client_.get());
   return OkStatus();
