@@ -24,19 +24,11 @@ rootfs=${3:?usage: service.sh IMAGE BUILD_DIR ROOTFS}
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # programs_of IMAGE: "<CMake target or file in the tree>:<path in the image>" per line.
-# trainer-webhook's in-cluster certificate flow (deploy/components/internal-cert) is still a
-# shell script run as an init container, so the webhook image carries the few programs it
-# calls; when an init binary replaces it, its lines here become one CMake target.
 programs_of() {
   case "$1" in
     trainer-webhook)
+      # It issues and renews its own certificate in-process (--cert-management, certs/).
       echo "target:trainer-webhook:/usr/local/bin/trainer-webhook"
-      echo "file:deploy/images/trainer-webhook/cert-init.sh:/usr/local/bin/trainer-webhook-cert-init"
-      local tool
-      for tool in bash env cat mktemp rm install base64 grep curl jq openssl; do
-        echo "system:$(command -v "$tool"):/usr/bin/$tool"
-      done
-      echo "data:/usr/lib/ssl/openssl.cnf:/usr/lib/ssl/openssl.cnf"
       ;;
     trainer-controller)
       echo "target:trainer-controller:/usr/local/bin/trainer-controller"

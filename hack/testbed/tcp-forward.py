@@ -5,7 +5,7 @@
 
 The test bed's apiserver listens on 127.0.0.1 only, which a pod cannot reach (its loopback is
 its own). hack/testbed/node.sh runs this on the pod bridge's gateway address and points the
-`kubernetes` Service's endpoint at it, so in-cluster clients (the services' pods, cert-init, the
+`kubernetes` Service's endpoint at it, so in-cluster clients (the services' pods, the
 JobSet controller) reach the apiserver through the ClusterIP as in any cluster. TLS passes
 through untouched: the apiserver's certificate names the ClusterIP. One process, one event loop;
 exits on SIGTERM.

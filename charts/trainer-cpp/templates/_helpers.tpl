@@ -177,10 +177,11 @@ securityContext:
   seccompProfile: {type: RuntimeDefault}
 {{- end }}
 
-{{/* The container fields both services share (after name, image, args, ports). */}}
+{{/* The container fields both services share (after name, image, args, ports); .extraEnv: a
+service's own variables, before manager.env. */}}
 {{- define "trainer-cpp.containerCommon" -}}
 imagePullPolicy: {{ .root.Values.image.pullPolicy }}
-{{- with .root.Values.manager.env }}
+{{- with concat (.extraEnv | default list) (.root.Values.manager.env | default list) }}
 env:
   {{- toYaml . | nindent 2 }}
 {{- end }}

@@ -142,6 +142,9 @@ class Services:
         self.webhook = subprocess.Popen(
             [os.path.join(testbed.bin_dir(), "trainer-webhook"), *deployment_args(s, "webhook"),
              f"--config={cfg}", f"--port={s.webhook_port}", f"--cert-dir={certs}",
+             # Called by URL at 127.0.0.1 (the test's own certificate for it), not through the
+             # Service the builtin mode's certificate names.
+             "--cert-management=false",
              "--metrics-bind-address=0", f"--health-probe-bind-address=127.0.0.1:{self.wh_health}",
              f"--kubeconfig={wh_kc}"],
             stdin=subprocess.DEVNULL, stdout=self.wh_log, stderr=subprocess.STDOUT)

@@ -161,10 +161,10 @@ for d in yaml.load_all(sys.stdin, Loader=yaml.CSafeLoader):
     what = d["kind"] + "/" + m["name"]
     if m.get("namespace") not in (None, NS):
         errs.append(what + " is in namespace " + m["namespace"])
-    if d["kind"] == "Certificate" and d["spec"]["dnsNames"][0] != "trainer-webhook." + NS + ".svc":
+    if d["kind"] == "Certificate" and "dnsNames" in d["spec"] and d["spec"]["dnsNames"][0] != "trainer-webhook." + NS + ".svc":
         errs.append(what + ": dnsNames " + str(d["spec"]["dnsNames"]))
     if "webhooks" in d:
-        if (m.get("annotations") or {}).get("cert-manager.io/inject-ca-from") != NS + "/trainer-webhook":
+        if (m.get("annotations") or {}).get("cert-manager.io/inject-ca-from") != NS + "/trainer-webhook-ca":
             errs.append(what + ": annotations " + str(m.get("annotations")))
         for w in d["webhooks"]:
             if w["clientConfig"]["service"]["namespace"] != NS:
@@ -177,40 +177,111 @@ sys.exit("\n".join(errs) if errs else 0)' ||
   fail "overlays/cert-manager in namespace ml-platform: something still names another namespace"
 echo "ok: cert-manager in namespace ml-platform: DNS names, inject-ca-from, webhook Services, RoleBindings follow it"
 
+# cert-manager's PKI: the serving certificate comes from a CA Issuer, not from the self-signed
+# bootstrap Issuer, and caBundle is injected from the CA (a serving renewal keeps caBundle).
+testbed_kubectl kustomize deploy/overlays/cert-manager 2>/dev/null | python3 -c '
+import sys, yaml
+docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.load_all(sys.stdin, Loader=yaml.CSafeLoader) if d}
+ca, serving = docs[("Certificate", "trainer-webhook-ca")], docs[("Certificate", "trainer-webhook")]
+ca_issuer = docs[("Issuer", "trainer-webhook-ca")]
+errs = []
+if not ca["spec"].get("isCA") or ca["spec"]["issuerRef"]["name"] != "trainer-selfsigned":
+    errs.append("the CA Certificate is not a CA from the self-signed Issuer")
+if ca["spec"]["privateKey"].get("rotationPolicy") != "Never":
+    errs.append("the CA changes its key when renewed")
+if ca_issuer["spec"].get("ca", {}).get("secretName") != ca["spec"]["secretName"]:
+    errs.append("the CA Issuer does not sign with the Secret of the CA Certificate")
+if serving["spec"]["issuerRef"]["name"] != "trainer-webhook-ca" or serving["spec"]["secretName"] != "kubeflow-trainer-webhook-cert":
+    errs.append("the serving Certificate is not from the CA Issuer into kubeflow-trainer-webhook-cert")
+for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+    for (k, n), d in docs.items():
+        if k == kind and d["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] != "kubeflow-system/trainer-webhook-ca":
+            errs.append(kind + " does not take caBundle from the CA")
+sys.exit("\n".join(errs) if errs else 0)' || fail "overlays/cert-manager: the CA Issuer chain is wrong"
+echo "ok: cert-manager: self-signed bootstrap Issuer -> CA Certificate -> CA Issuer -> serving Certificate; caBundle from the CA"
+
 # The default install and the internal-cert overlay are the same objects.
 diff <(testbed_kubectl kustomize deploy) <(testbed_kubectl kustomize deploy/overlays/internal-cert) >/dev/null ||
   fail "deploy/ and deploy/overlays/internal-cert render differently"
 
-# --- internal-cert: cert-init.sh against the real apiserver, as the trainer-webhook ServiceAccount.
-# The webhook configurations are created for real (cert-init patches them), each webhook limited
-# by an objectSelector no object carries, so the other tests sharing this test bed never call them.
+# --- internal-cert: trainer-webhook --cert-management against the real apiserver, as the
+# trainer-webhook ServiceAccount with deploy/'s RBAC and the Deployment's own arguments. The
+# webhook configurations are created for real (the webhook writes their caBundle), each webhook
+# limited by an objectSelector no object carries, so the other tests sharing this test bed never
+# call them.
 testbed_kubectl kustomize deploy | python3 -c '
-import sys, yaml
+import json, sys, yaml
 keep = {"ServiceAccount", "Secret", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
         "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
 out = []
 for d in yaml.load_all(sys.stdin, Loader=yaml.CSafeLoader):
-    if not d or d["kind"] not in keep:
+    if not d:
+        continue
+    if d["kind"] == "Deployment" and d["metadata"]["name"] == "trainer-webhook":
+        json.dump(d["spec"]["template"]["spec"]["containers"][0]["args"], open(sys.argv[1], "w"))
+    if d["kind"] not in keep:
         continue
     if d["kind"].startswith("Cluster"):
         d["metadata"].setdefault("labels", {})["trainer-test"] = "deploy-cert-init"
     for w in d.get("webhooks", []):
         w["objectSelector"] = {"matchLabels": {"trainer-test": "never-matches"}}
     out.append(d)
-yaml.safe_dump_all(out, sys.stdout)' >"$work/cert-init.yaml"
+yaml.safe_dump_all(out, sys.stdout)' "$work/webhook-args.json" >"$work/cert-init.yaml"
 testbed_kubectl apply --server-side --field-manager=deploy-test -f "$work/cert-init.yaml" >/dev/null
-mkdir -p "$work/sa" "$work/certs"
-testbed_kubectl -n kubeflow-system create token trainer-webhook >"$work/sa/token"
-cp "$TESTBED_PKI_DIR/ca.crt" "$work/sa/ca.crt"
-echo kubeflow-system >"$work/sa/namespace"
-api=${TESTBED_APISERVER_URL#https://}
-run_cert_init() {
-  SA_DIR="$work/sa" CERT_DIR="$work/certs" KUBERNETES_SERVICE_HOST=${api%:*} \
-    KUBERNETES_SERVICE_PORT=${api##*:} deploy/images/trainer-webhook/cert-init.sh
+grep -q -- '"--cert-management"' "$work/webhook-args.json" ||
+  fail "deploy/: trainer-webhook does not run with --cert-management"
+# A kubeconfig of the ServiceAccount's token, its namespace as the default (the pod's, in-cluster).
+sa_kubeconfig="$work/trainer-webhook.kubeconfig"
+testbed_kubectl config view --raw --minify -o json | python3 -c '
+import json, sys
+cfg = json.load(sys.stdin)
+cluster = cfg["clusters"][0]["cluster"]
+json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
+           "clusters": [{"name": "testbed", "cluster": cluster}],
+           "users": [{"name": "sa", "user": {"token": sys.argv[1]}}],
+           "contexts": [{"name": "sa", "context": {"cluster": "testbed", "user": "sa",
+                                                   "namespace": "kubeflow-system"}}]},
+          open(sys.argv[2], "w"))' "$(testbed_kubectl -n kubeflow-system create token trainer-webhook)" "$sa_kubeconfig"
+pids=()
+start_webhook() { # NAME: the Deployment's arguments, local ports; prints "PORT PROBE_PORT"
+  local port probe
+  port=$(testbed_free_port) probe=$(testbed_free_port)
+  mapfile -t args < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))))' "$work/webhook-args.json")
+  POD_NAME=$1 "$TRAINER_BIN_DIR/trainer-webhook" "${args[@]}" --port="$port" \
+    --health-probe-bind-address="127.0.0.1:$probe" --metrics-bind-address=0 \
+    --kubeconfig="$sa_kubeconfig" </dev/null >"$work/$1.log" 2>&1 &
+  pids+=($!)
+  echo "$port $probe"
 }
-run_cert_init || fail "cert-init.sh failed (as ServiceAccount trainer-webhook with deploy/'s RBAC)"
+stop_webhooks() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  pids=()
+}
+trap 'stop_webhooks; cleanup' EXIT
+ready() { [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz") == 200 ]]; }
+served() { # PORT: the certificate served there
+  openssl s_client -connect "127.0.0.1:$1" </dev/null 2>/dev/null | openssl x509 2>/dev/null
+}
 secret_key() { testbed_kubectl -n kubeflow-system get secret kubeflow-trainer-webhook-cert -o "jsonpath={.data.$1}" | base64 -d; }
-for key in ca\\.crt ca\\.key tls\\.crt tls\\.key; do
+check_webhooks_trust() { # WHAT
+  local want cfg ca
+  want=$(secret_key 'ca\.crt' | base64 -w0)
+  for cfg in mutatingwebhookconfiguration/defaulter validatingwebhookconfiguration/validator; do
+    [[ $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].clientConfig.caBundle}' | wc -w) == \
+       $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].name}' | wc -w) ]] ||
+      fail "$1: $cfg: not every webhook has a caBundle"
+    for ca in $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].clientConfig.caBundle}'); do
+      [[ $ca == "$want" ]] || fail "$1: $cfg: caBundle is not the Secret's CA"
+    done
+  done
+}
+
+read -r port probe < <(start_webhook trainer-webhook-a)
+testbed_wait_for "trainer-webhook (--cert-management) ready" 60 ready "$probe" ||
+  { cat "$work/trainer-webhook-a.log" >&2; fail "trainer-webhook --cert-management did not become ready as ServiceAccount trainer-webhook with deploy/'s RBAC"; }
+for key in ca\\.crt ca\\.key tls\\.crt tls\\.key ca-bundle\\.crt; do
   [[ -n $(secret_key "$key") ]] || fail "Secret kubeflow-trainer-webhook-cert has no ${key//\\/}"
 done
 secret_key 'tls\.crt' >"$work/tls.crt"
@@ -218,40 +289,34 @@ secret_key 'ca\.crt' >"$work/ca.crt"
 openssl verify -CAfile "$work/ca.crt" "$work/tls.crt" >/dev/null || fail "tls.crt is not signed by ca.crt"
 openssl x509 -in "$work/tls.crt" -noout -ext subjectAltName | grep -q 'DNS:trainer-webhook.kubeflow-system.svc' ||
   fail "tls.crt is not for trainer-webhook.kubeflow-system.svc"
-cmp -s "$work/tls.crt" "$work/certs/tls.crt" || fail "cert-init.sh did not copy tls.crt to CERT_DIR"
-want_ca=$(base64 -w0 <"$work/ca.crt")
-for cfg in mutatingwebhookconfiguration/defaulter validatingwebhookconfiguration/validator; do
-  for ca in $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].clientConfig.caBundle}'); do
-    [[ $ca == "$want_ca" ]] || fail "$cfg: caBundle is not the issued CA"
-  done
-  [[ $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].clientConfig.caBundle}' | wc -w) == \
-     $(testbed_kubectl get "$cfg.trainer.kubeflow.org" -o 'jsonpath={.webhooks[*].name}' | wc -w) ]] ||
-    fail "$cfg: not every webhook has a caBundle"
-done
-run_cert_init >/dev/null || fail "cert-init.sh failed on its second run"
-secret_key 'tls\.crt' | cmp -s - "$work/tls.crt" || fail "cert-init.sh re-issued a valid certificate"
-echo "ok: internal-cert: cert-init.sh issued the Secret, injected the CA, kept a valid certificate"
-# Two replicas starting together on an empty Secret: one pair wins, both serve certificates of
-# the CA in caBundle (the 409 loser re-reads the Secret instead of overwriting it).
+served "$port" | cmp -s - "$work/tls.crt" || fail "trainer-webhook does not serve the Secret's certificate"
+check_webhooks_trust "first start"
+# Its watches of the Secret and the configurations list and watch one object each by name
+# (fieldSelector metadata.name), which the by-name RBAC allows: nothing was refused.
+sleep 2
+! grep -qi "forbidden" "$work/trainer-webhook-a.log" ||
+  { grep -i forbidden "$work/trainer-webhook-a.log" >&2; fail "trainer-webhook was refused a request by deploy/'s RBAC"; }
+stop_webhooks
+read -r port probe < <(start_webhook trainer-webhook-a)
+testbed_wait_for "trainer-webhook ready again" 60 ready "$probe" || fail "trainer-webhook did not restart"
+secret_key 'tls\.crt' | cmp -s - "$work/tls.crt" || fail "a restart re-issued a valid certificate"
+stop_webhooks
+echo "ok: internal-cert: trainer-webhook issued the Secret, injected the CA, serves it, kept it across a restart"
+
+# Two replicas starting together on an empty Secret: one pair wins, both serve it and caBundle is
+# its CA (the 409 loser reads the Secret again instead of overwriting it).
 testbed_kubectl -n kubeflow-system patch secret kubeflow-trainer-webhook-cert --type=json \
   -p '[{"op":"remove","path":"/data"}]' >/dev/null
-mkdir -p "$work/certs-a" "$work/certs-b"
-(CERT_DIR="$work/certs-a"; export CERT_DIR; SA_DIR="$work/sa" KUBERNETES_SERVICE_HOST=${api%:*} \
-  KUBERNETES_SERVICE_PORT=${api##*:} deploy/images/trainer-webhook/cert-init.sh) >"$work/a.log" 2>&1 &
-pid_a=$!
-(CERT_DIR="$work/certs-b"; export CERT_DIR; SA_DIR="$work/sa" KUBERNETES_SERVICE_HOST=${api%:*} \
-  KUBERNETES_SERVICE_PORT=${api##*:} deploy/images/trainer-webhook/cert-init.sh) >"$work/b.log" 2>&1 &
-pid_b=$!
-wait "$pid_a" || { cat "$work/a.log" >&2; fail "cert-init.sh (replica a) failed"; }
-wait "$pid_b" || { cat "$work/b.log" >&2; fail "cert-init.sh (replica b) failed"; }
-secret_key 'ca\.crt' >"$work/ca2.crt"
-for r in a b; do
-  openssl verify -CAfile "$work/ca2.crt" "$work/certs-$r/tls.crt" >/dev/null ||
-    fail "replica $r serves a certificate the Secret's CA did not sign"
+read -r port_a probe_a < <(start_webhook trainer-webhook-a)
+read -r port_b probe_b < <(start_webhook trainer-webhook-b)
+testbed_wait_for "both replicas ready" 60 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$probe_a/readyz) == 200 && \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$probe_b/readyz) == 200 ]]" ||
+  fail "two replicas starting together did not both become ready"
+secret_key 'tls\.crt' >"$work/tls2.crt"
+for p in "$port_a" "$port_b"; do
+  served "$p" | cmp -s - "$work/tls2.crt" || fail "a replica serves another certificate than the Secret's"
 done
-ca2=$(base64 -w0 <"$work/ca2.crt")
-for ca in $(testbed_kubectl get validatingwebhookconfiguration/validator.trainer.kubeflow.org -o 'jsonpath={.webhooks[*].clientConfig.caBundle}'); do
-  [[ $ca == "$ca2" ]] || fail "concurrent start: caBundle is not the Secret's CA"
-done
+check_webhooks_trust "concurrent start"
+stop_webhooks
+trap cleanup EXIT
 echo "ok: internal-cert: two replicas starting together agree on one CA"
 echo "PASS"

@@ -103,7 +103,8 @@ std::string ToPKCS8(const std::string& pem) {
 }
 
 TEST_CASE("PKCS#8 keys (what the openssl CLI writes) are read too", "[x509]") {
-  // cert-init.sh wrote PKCS#8 keys; re-reading its Secret must not force a new CA.
+  // Secrets of trainer-cpp's former cert-init.sh hold PKCS#8 keys: reading one must not force a
+  // new CA.
   KeyPair ca = CA();
   KeyPair tls = Serving(ca);
   KeyPair ca8{ca.cert_pem, ToPKCS8(ca.key_pem)};
