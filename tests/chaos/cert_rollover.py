@@ -22,10 +22,10 @@ the test walks four phases:
                     drain), and its endpoint goes
 Every admission is counted by the phase in which it completed; the test prints the counts and
 fails unless every phase has admissions and none failed. The replicas run with short rotation
-timings (--cert-propagation-delay=3s, --cert-report-interval=3s: a replica silent for 9 s counts as
-gone; with 1 s a replica starved for 5 s on this busy machine did, and 4 admissions failed). (A replica killed while its endpoint is
-still listed fails the calls that land on it, since the apiserver does not retry: that is
-chaos_replicas' dead-listed phase, not repeated here.)
+timings (--cert-propagation-delay=3s, --cert-report-interval=3s: a replica silent for 9 s counts
+as gone; with 1 s a replica starved for 5 s on this busy machine did, and 4 admissions failed).
+(A replica killed while its endpoint is still listed fails the calls that land on it, since the
+apiserver does not retry: that is chaos_replicas' dead-listed phase, not repeated here.)
 """
 
 import base64
@@ -55,23 +55,6 @@ SECRET = "kubeflow-trainer-webhook-cert"
 PHASES = ("steady", "serving-renewal", "ca-rotation", "rolling-restart")
 
 
-def host_ip():
-    """This machine's first non-loopback IPv4 address (EndpointSlices refuse 127.0.0.0/8)."""
-    for addr in subprocess.run(["hostname", "-I"], capture_output=True, text=True,
-                               check=True).stdout.split():
-        if "." in addr and not addr.startswith("127."):
-            return addr
-    raise RuntimeError("no non-loopback IPv4 address for the EndpointSlices")
-
-
-def endpoint_slice(name, port, ready):
-    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-            "metadata": {"name": name, "namespace": NS,
-                         "labels": {"kubernetes.io/service-name": SVC,
-                                    "endpointslice.kubernetes.io/managed-by": "chaos-test"}},
-            "addressType": "IPv4",
-            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
-            "endpoints": [{"addresses": [host_ip()], "conditions": {"ready": ready}}]}
 
 
 class Replica:
@@ -100,8 +83,8 @@ class Replica:
         self.list(True)
 
     def list(self, ready):
-        self.k.run("apply", "-f", "-",
-                   stdin=json.dumps(endpoint_slice(f"{SVC}-{self.name}", self.port, ready)))
+        self.k.run("apply", "-f", "-", stdin=json.dumps(
+            cl.endpoint_slice(NS, SVC, f"{SVC}-{self.name}", self.port, ready)))
 
     def served_pem(self):
         """The certificate this replica serves to a new connection (not verified)."""
@@ -399,12 +382,6 @@ def run(r, k, work):
     return logs
 
 
-def restart_apiserver(flag):
-    ok, err = cl.restart_apiserver("--down-seconds", "0", "--set-flag", flag)
-    if not ok:
-        raise RuntimeError("restart-apiserver.sh: " + err)
-
-
 def main():
     r = cl.Result("chaos_cert_rollover")
     k = tb.Kubectl()
@@ -416,12 +393,12 @@ def main():
     logs = []
     routed = False
     try:
-        restart_apiserver("enable-aggregator-routing=true")
+        cl.set_apiserver_flag("enable-aggregator-routing=true")
         routed = True
         logs = run(r, k, work)
     finally:
         if routed:
-            restart_apiserver("enable-aggregator-routing=false")
+            cl.set_apiserver_flag("enable-aggregator-routing=false")
         k.delete_namespace(NS)
         k.run("delete", "clustertrainingruntime", RUNTIME, "--ignore-not-found", check=False)
     return r.finish(logs)

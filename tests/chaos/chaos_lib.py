@@ -89,6 +89,37 @@ def restart_apiserver(*args):
     return p.returncode == 0, p.stderr.strip()[-300:]
 
 
+def set_apiserver_flag(flag):
+    """Restarts the test bed's apiserver at once with one flag changed ("name=value")."""
+    ok, err = restart_apiserver("--down-seconds", "0", "--set-flag", flag)
+    if not ok:
+        raise RuntimeError("restart-apiserver.sh: " + err)
+
+
+def host_ip():
+    """This machine's first non-loopback IPv4 address: EndpointSlice validation refuses
+    127.0.0.0/8, and the webhook listens on every interface."""
+    import subprocess
+    for addr in subprocess.run(["hostname", "-I"], capture_output=True, text=True,
+                               check=True).stdout.split():
+        if "." in addr and not addr.startswith("127."):
+            return addr
+    raise RuntimeError("no non-loopback IPv4 address for the EndpointSlices")
+
+
+def endpoint_slice(ns, service, name, port, ready=True):
+    """An EndpointSlice of Service ns/service with one endpoint, this machine at `port`: how the
+    chaos tests list a webhook replica (a local process) behind a Service. With the apiserver's
+    --enable-aggregator-routing it dials a ready endpoint of the slices for each new connection."""
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": {"kubernetes.io/service-name": service,
+                                    "endpointslice.kubernetes.io/managed-by": "chaos-test"}},
+            "addressType": "IPv4",
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            "endpoints": [{"addresses": [host_ip()], "conditions": {"ready": ready}}]}
+
+
 class ApiClient:
     """A keep-alive HTTPS client of the test bed's apiserver as the admin user (a create with
     ?dryRun=All goes through admission and persists nothing)."""

@@ -33,7 +33,6 @@ fail. The test asserts zero failures in every phase but `dead-listed`, whose cou
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -106,26 +105,6 @@ def controller_handover(r, k, work):
                 c.stop()
 
 
-def host_ip():
-    """This machine's first non-loopback IPv4 address: EndpointSlice validation refuses
-    127.0.0.0/8, and the webhook listens on every interface."""
-    for addr in subprocess.run(["hostname", "-I"], capture_output=True, text=True,
-                               check=True).stdout.split():
-        if "." in addr and not addr.startswith("127."):
-            return addr
-    raise RuntimeError("no non-loopback IPv4 address for the EndpointSlices")
-
-
-def endpoint_slice(name, port, ready=True):
-    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-            "metadata": {"name": name, "namespace": NS,
-                         "labels": {"kubernetes.io/service-name": SVC,
-                                    "endpointslice.kubernetes.io/managed-by": "chaos-test"}},
-            "addressType": "IPv4",
-            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
-            "endpoints": [{"addresses": [host_ip()], "conditions": {"ready": ready}}]}
-
-
 def webhook_replicas(r, k, work):
     replicas = []
     for i in (1, 2):
@@ -146,8 +125,8 @@ def webhook_replicas(r, k, work):
         k.run("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
             {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SVC, "namespace": NS},
              "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 9443}]}},
-            endpoint_slice(f"{SVC}-1", replicas[0].port),
-            endpoint_slice(f"{SVC}-2", replicas[1].port)]}))
+            cl.endpoint_slice(NS, SVC, f"{SVC}-1", replicas[0].port),
+            cl.endpoint_slice(NS, SVC, f"{SVC}-2", replicas[1].port)]}))
         replicas[0].configs = configs  # so stop() removes them
         k.run("apply", "-f", "-", stdin=json.dumps(configs))
         tb.wait_for("the Service-referenced webhooks called", lambda: "denied the request" in
@@ -187,8 +166,8 @@ def webhook_replicas(r, k, work):
         replicas[1].kill()
         time.sleep(PHASE)
         phase["name"] = "removed"
-        k.run("apply", "-f", "-", stdin=json.dumps(endpoint_slice(
-            f"{SVC}-2", replicas[1].port, ready=False)))
+        k.run("apply", "-f", "-", stdin=json.dumps(cl.endpoint_slice(
+            NS, SVC, f"{SVC}-2", replicas[1].port, ready=False)))
         time.sleep(1)  # the apiserver's EndpointSlice informer
         phase["name"] = "removed-settled"
         time.sleep(PHASE)
@@ -197,15 +176,16 @@ def webhook_replicas(r, k, work):
         replicas.append(tb.Webhook(k, os.path.join(work, "replica-3"), cn="chaos-rep-3",
                                    dns=(f"{SVC}.{NS}.svc",)))
         logs.append(replicas[2].log_path)
-        k.run("apply", "-f", "-", stdin=json.dumps(endpoint_slice(f"{SVC}-2", replicas[2].port)))
+        k.run("apply", "-f", "-", stdin=json.dumps(cl.endpoint_slice(
+            NS, SVC, f"{SVC}-2", replicas[2].port)))
         time.sleep(1)
         phase["name"] = "replaced"
         time.sleep(PHASE)
         # A rolling update done right: the endpoint leaves first (a preStop sleep lets the
         # EndpointSlice controller and the apiserver see it), then SIGTERM.
         phase["name"] = "drained-then-sigterm"
-        k.run("apply", "-f", "-", stdin=json.dumps(endpoint_slice(
-            f"{SVC}-2", replicas[2].port, ready=False)))
+        k.run("apply", "-f", "-", stdin=json.dumps(cl.endpoint_slice(
+            NS, SVC, f"{SVC}-2", replicas[2].port, ready=False)))
         time.sleep(2)
         replicas[2].proc.terminate()
         replicas[2].proc.wait(30)
@@ -251,12 +231,6 @@ def metric_requests(wh):
     return int(total)
 
 
-def restart_apiserver(flag):
-    ok, err = cl.restart_apiserver("--down-seconds", "0", "--set-flag", flag)
-    if not ok:
-        raise RuntimeError("restart-apiserver.sh: " + err)
-
-
 def main():
     r = cl.Result("chaos_replicas")
     k = tb.Kubectl()
@@ -269,12 +243,12 @@ def main():
     routed = False
     try:
         logs += controller_handover(r, k, work)
-        restart_apiserver("enable-aggregator-routing=true")
+        cl.set_apiserver_flag("enable-aggregator-routing=true")
         routed = True
         logs += webhook_replicas(r, k, work)
     finally:
         if routed:
-            restart_apiserver("enable-aggregator-routing=false")
+            cl.set_apiserver_flag("enable-aggregator-routing=false")
         k.delete_namespace(NS)
         k.run("delete", "clustertrainingruntime", RUNTIME, "--ignore-not-found", check=False)
     return r.finish(logs)
