@@ -37,7 +37,7 @@ cleanup() {
   testbed_kubectl delete --ignore-not-found --timeout=60s -f "$work/standins.yaml" >/dev/null 2>&1 || true
   testbed_kubectl delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
   testbed_kubectl delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1 || true
-  testbed_kubectl delete clusterrole,clusterrolebinding -l trainer-test=deploy-cert-init --ignore-not-found >/dev/null 2>&1 || true
+  testbed_kubectl delete clusterrole,clusterrolebinding -l trainer-test=deploy-internal-cert --ignore-not-found >/dev/null 2>&1 || true
   testbed_kubectl delete namespace "${namespaces[@]}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -222,12 +222,12 @@ for d in yaml.load_all(sys.stdin, Loader=yaml.CSafeLoader):
     if d["kind"] not in keep:
         continue
     if d["kind"].startswith("Cluster"):
-        d["metadata"].setdefault("labels", {})["trainer-test"] = "deploy-cert-init"
+        d["metadata"].setdefault("labels", {})["trainer-test"] = "deploy-internal-cert"
     for w in d.get("webhooks", []):
         w["objectSelector"] = {"matchLabels": {"trainer-test": "never-matches"}}
     out.append(d)
-yaml.safe_dump_all(out, sys.stdout)' "$work/webhook-args.json" >"$work/cert-init.yaml"
-testbed_kubectl apply --server-side --field-manager=deploy-test -f "$work/cert-init.yaml" >/dev/null
+yaml.safe_dump_all(out, sys.stdout)' "$work/webhook-args.json" >"$work/internal-cert.yaml"
+testbed_kubectl apply --server-side --field-manager=deploy-test -f "$work/internal-cert.yaml" >/dev/null
 grep -q -- '"--cert-management"' "$work/webhook-args.json" ||
   fail "deploy/: trainer-webhook does not run with --cert-management"
 # A kubeconfig of the ServiceAccount's token, its namespace as the default (the pod's, in-cluster).
