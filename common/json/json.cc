@@ -63,6 +63,12 @@ Value Value::StringArray(const std::vector<std::string>& items) {
   return v;
 }
 
+Value Value::StringMap(const std::map<std::string, std::string>& entries) {
+  Value v = Object();
+  for (const auto& [key, value] : entries) v.Set(key, Value(value));
+  return v;
+}
+
 void Value::Steal(Value& other) noexcept {
   switch (other.type_) {
     case Type::kString:

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +46,8 @@ class Value {
   static Value Object();
   static Value Array();
   static Value StringArray(const std::vector<std::string>& items);
+  // {"k": "v", ...} in key order.
+  static Value StringMap(const std::map<std::string, std::string>& entries);
 
   Value(const Value&) = delete;
   Value& operator=(const Value&) = delete;

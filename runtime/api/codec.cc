@@ -105,9 +105,7 @@ json::Value EncodeObjectMeta(const ObjectMeta& m, const json::Value* raw) {
       out.Erase(key);
       return;
     }
-    json::Value obj = json::Value::Object();
-    for (const auto& [k, v] : m) obj.Set(k, json::Value(v));
-    out.Set(key, std::move(obj));
+    out.Set(key, json::Value::StringMap(m));
   };
   put_map("labels", m.labels);
   put_map("annotations", m.annotations);

@@ -49,12 +49,6 @@ json::Value CleanCopy(const json::Value& v) {
   return out;
 }
 
-json::Value StringMap(const std::map<std::string, std::string>& m) {
-  json::Value out = json::Value::Object();
-  for (const auto& [k, v] : m) out.Set(k, json::Value(v));
-  return out;
-}
-
 // Reads obj[key] as a list of objects; when `key_field` is set every item needs a non-empty
 // string there, unique within the list (the CRD's list-map key).
 Status ReadObjectList(const json::Value& obj, std::string_view key, const std::string& parent,
@@ -110,7 +104,7 @@ StatusOr<json::Value> TranslatePodSpec(const json::Value& spec, const std::strin
   if (service_account) out.Set("serviceAccountName", json::Value(*service_account));
   std::map<std::string, std::string> node_selector;
   RETURN_IF_ERROR(ReadStringMap(spec, "nodeSelector", path, &node_selector));
-  if (!node_selector.empty()) out.Set("nodeSelector", StringMap(node_selector));
+  if (!node_selector.empty()) out.Set("nodeSelector", json::Value::StringMap(node_selector));
   const json::Value* affinity = nullptr;
   RETURN_IF_ERROR(ReadObject(spec, "affinity", path, &affinity));
   if (affinity != nullptr) out.Set("affinity", CleanCopy(*affinity));
@@ -156,7 +150,7 @@ StatusOr<json::Value> TranslatePodTemplate(const json::Value& override_obj, cons
     for (std::string_view key : {"labels", "annotations"}) {
       std::map<std::string, std::string> m;
       RETURN_IF_ERROR(ReadStringMap(*meta, key, meta_path, &m));
-      if (!m.empty()) patch_meta.Set(key, StringMap(m));
+      if (!m.empty()) patch_meta.Set(key, json::Value::StringMap(m));
     }
     for (const auto& [key, member] : meta->members()) {
       if (key != "labels" && key != "annotations" && !member.IsNull()) {

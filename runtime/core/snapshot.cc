@@ -113,15 +113,7 @@ std::string SnapshotYaml(const json::Value& runtime_object) {
 }  // namespace
 
 json::Value NewRuntimeSnapshot(const api::TrainJob& job, const json::Value& runtime_object) {
-  json::Value cm = json::Value::Object();
-  cm.Set("apiVersion", json::Value("v1"));
-  cm.Set("kind", json::Value("ConfigMap"));
-  json::Value& meta = cm["metadata"];
-  meta.Set("name", json::Value(RuntimeSnapshotName(job)));
-  meta.Set("namespace", json::Value(job.metadata.namespace_));
-  json::Value owners = json::Value::Array();
-  owners.PushBack(framework::TrainJobOwnerReference(job));
-  meta.Set("ownerReferences", std::move(owners));
+  json::Value cm = framework::NewOwnedObject(api::kConfigMapGVK, RuntimeSnapshotName(job), job);
   cm["data"].Set(kRuntimeSnapshotDataKey, json::Value(SnapshotYaml(runtime_object)));
   return cm;
 }

@@ -156,4 +156,26 @@ json::Value TrainJobOwnerReference(const api::TrainJob& job) {
   return ref;
 }
 
+json::Value NewOwnedObject(const kube::GroupVersionKind& gvk, std::string_view name,
+                           const api::TrainJob& job,
+                           const std::map<std::string, std::string>& labels,
+                           const std::map<std::string, std::string>& annotations) {
+  json::Value obj = json::Value::Object();
+  obj.Set("apiVersion", json::Value(gvk.ApiVersion()));
+  obj.Set("kind", json::Value(gvk.kind));
+  json::Value& meta = obj["metadata"];
+  meta.Set("name", json::Value(name));
+  meta.Set("namespace", json::Value(job.metadata.namespace_));
+  if (!labels.empty()) {
+    meta.Set("labels", json::Value::StringMap(labels));
+  }
+  if (!annotations.empty()) {
+    meta.Set("annotations", json::Value::StringMap(annotations));
+  }
+  json::Value owners = json::Value::Array();
+  owners.PushBack(TrainJobOwnerReference(job));
+  meta.Set("ownerReferences", std::move(owners));
+  return obj;
+}
+
 }  // namespace trainer::framework

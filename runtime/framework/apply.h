@@ -2,11 +2,13 @@
 // index. Also builders for the small JSON objects plugins emit (env vars, owner references).
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/json/json.h"
+#include "common/kube/types.h"
 #include "runtime/api/types.h"
 
 namespace trainer::framework {
@@ -38,5 +40,14 @@ json::Value NormalizeEnvVars(const json::Value& env);
 // The controller reference every object built for a TrainJob carries. `uid` is omitted when
 // the TrainJob has none (offline rendering).
 json::Value TrainJobOwnerReference(const api::TrainJob& job);
+
+// The start of every object built for a TrainJob, in the TrainJob's namespace:
+//   {apiVersion, kind, metadata: {name, namespace, labels, annotations,
+//                                 ownerReferences: [TrainJobOwnerReference(job)]}}
+// Empty label and annotation maps are left out. The caller adds the body (data, spec ...).
+json::Value NewOwnedObject(const kube::GroupVersionKind& gvk, std::string_view name,
+                           const api::TrainJob& job,
+                           const std::map<std::string, std::string>& labels = {},
+                           const std::map<std::string, std::string>& annotations = {});
 
 }  // namespace trainer::framework

@@ -1,7 +1,8 @@
-// Condition helpers.
+// Condition helpers and the trainer's node-0 names.
 #include "runtime/framework/trainjob.h"
 
 #include "runtime/api/conditions.h"
+#include "runtime/framework/constants.h"
 
 namespace trainer::framework {
 
@@ -17,6 +18,14 @@ bool IsStatusConditionTrue(const std::vector<api::Condition>& conditions, std::s
 bool IsTrainJobFinished(const api::TrainJob& job) {
   return IsStatusConditionTrue(job.status.conditions, api::kConditionComplete) ||
          IsStatusConditionTrue(job.status.conditions, api::kConditionFailed);
+}
+
+std::string NodeZeroPodName(const api::TrainJob& job) {
+  return job.metadata.name + "-" + kNode + "-0-0";
+}
+
+std::string NodeZeroHost(const api::TrainJob& job) {
+  return NodeZeroPodName(job) + "." + job.metadata.name;
 }
 
 bool SetStatusCondition(std::vector<api::Condition>& conditions, api::Condition condition,

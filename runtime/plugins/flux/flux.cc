@@ -11,6 +11,7 @@
 #include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
+#include "runtime/framework/trainjob.h"
 #include "runtime/plugins/flux/templates.h"
 
 namespace trainer::plugins {
@@ -148,17 +149,7 @@ std::string EntrypointScript(const framework::Info& info, const api::TrainJob& j
     flags += " -g " + std::to_string(gpus);
     rspec += " --gpu=" + GenerateRange(static_cast<int32_t>(gpus), 0);
   }
-  return Fill(kEntrypointTemplate, {rspec, job.metadata.name + "-" + kNode + "-0-0", flags});
-}
-
-json::Value ObjectMeta(const std::string& name, const api::TrainJob& job) {
-  json::Value meta = json::Value::Object();
-  meta.Set("name", json::Value(name));
-  meta.Set("namespace", json::Value(job.metadata.namespace_));
-  json::Value owners = json::Value::Array();
-  owners.PushBack(framework::TrainJobOwnerReference(job));
-  meta.Set("ownerReferences", std::move(owners));
-  return meta;
+  return Fill(kEntrypointTemplate, {rspec, framework::NodeZeroPodName(job), flags});
 }
 
 struct PkeyFree {
@@ -295,10 +286,7 @@ StatusOr<std::string> CurveCertificate(const api::TrainJob& job) {
 
 StatusOr<json::Value> BuildCurveSecret(const api::TrainJob& job) {
   ASSIGN_OR_RETURN(std::string cert, CurveCertificate(job));
-  json::Value secret = json::Value::Object();
-  secret.Set("apiVersion", json::Value("v1"));
-  secret.Set("kind", json::Value("Secret"));
-  secret.Set("metadata", ObjectMeta(CurveSecretName(job), job));
+  json::Value secret = framework::NewOwnedObject(api::kSecretGVK, CurveSecretName(job), job);
   secret["data"].Set("curve.cert", json::Value(encoding::Base64Encode(cert)));
   return secret;
 }
@@ -347,10 +335,7 @@ StatusOr<std::vector<json::Value>> Flux::Build(framework::Info* info, const api:
     return out;
   }
   std::map<std::string, std::string> settings = flux::BrokerSettings(info, job);
-  json::Value cm = json::Value::Object();
-  cm.Set("apiVersion", json::Value("v1"));
-  cm.Set("kind", json::Value("ConfigMap"));
-  cm.Set("metadata", flux::ObjectMeta(flux::ConfigMapName(job), job));
+  json::Value cm = framework::NewOwnedObject(api::kConfigMapGVK, flux::ConfigMapName(job), job);
   json::Value& data = cm["data"];
   data.Set("entrypoint.sh", json::Value(flux::EntrypointScript(*info, job)));
   data.Set("init.sh", json::Value(flux::InitScript(*info, job, settings)));

@@ -3,6 +3,7 @@
 
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
+#include "runtime/framework/trainjob.h"
 
 namespace trainer::plugins {
 
@@ -33,14 +34,13 @@ Status JAX::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
     return OkStatus();
   }
   int32_t num_nodes = trainer_ps != nullptr ? trainer_ps->count.value_or(1) : 1;
-  const std::string& tj = job.metadata.name;
   json::Value envs = json::Value::Array();
   envs.PushBack(framework::EnvVar(jax::kEnvNumProcesses, std::to_string(num_nodes)));
   envs.PushBack(
       framework::EnvVarFromField(jax::kEnvProcessID, framework::kJobCompletionIndexFieldPath));
   envs.PushBack(framework::EnvVar(
       jax::kEnvCoordinatorAddress,
-      tj + "-" + kNode + "-0-0." + tj + ":" + std::to_string(framework::kContainerTrainerPort)));
+      framework::NodeZeroHost(job) + ":" + std::to_string(framework::kContainerTrainerPort)));
   framework::UpsertEnvVars(node->env, envs);
   json::Value port = json::Value::Object();
   port.Set("containerPort", json::Value(framework::kContainerTrainerPort));

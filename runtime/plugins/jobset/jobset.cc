@@ -136,14 +136,6 @@ void SyncContainers(const std::vector<framework::Container>& from, json::Value& 
   }
 }
 
-json::Value StringMap(const std::map<std::string, std::string>& m) {
-  json::Value out = json::Value::Object();
-  for (const auto& [k, v] : m) {
-    out.Set(k, json::Value(v));
-  }
-  return out;
-}
-
 }  // namespace
 
 StatusOr<std::vector<json::Value>> JobSet::Build(framework::Info* info, const api::TrainJob& job) {
@@ -187,21 +179,8 @@ StatusOr<std::vector<json::Value>> JobSet::Build(framework::Info* info, const ap
     }
   }
 
-  json::Value jobset = json::Value::Object();
-  jobset.Set("apiVersion", json::Value(api::kJobSetGVK.ApiVersion()));
-  jobset.Set("kind", json::Value(api::kJobSetGVK.kind));
-  json::Value& meta = jobset["metadata"];
-  meta.Set("name", json::Value(job.metadata.name));
-  meta.Set("namespace", json::Value(job.metadata.namespace_));
-  if (!info->labels.empty()) {
-    meta.Set("labels", StringMap(info->labels));
-  }
-  if (!info->annotations.empty()) {
-    meta.Set("annotations", StringMap(info->annotations));
-  }
-  json::Value owners = json::Value::Array();
-  owners.PushBack(framework::TrainJobOwnerReference(job));
-  meta.Set("ownerReferences", std::move(owners));
+  json::Value jobset = framework::NewOwnedObject(api::kJobSetGVK, job.metadata.name, job,
+                                                 info->labels, info->annotations);
   jobset.Set("spec", std::move(spec));
 
   std::vector<json::Value> out;

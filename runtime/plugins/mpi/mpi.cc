@@ -8,7 +8,7 @@
 #include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
-#include "runtime/framework/go_repr.h"
+#include "runtime/framework/validation.h"
 
 namespace trainer::plugins {
 
@@ -96,14 +96,6 @@ json::Value OpenMPIEnv(int32_t slots) {
   return env;
 }
 
-json::Value ObjectMeta(const std::string& name, const api::TrainJob& job) {
-  json::Value meta = json::Value::Object();
-  meta.Set("name", json::Value(name));
-  meta.Set("namespace", json::Value(job.metadata.namespace_));
-  meta.Set("ownerReferences", Single(framework::TrainJobOwnerReference(job)));
-  return meta;
-}
-
 }  // namespace
 
 Status MPI::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
@@ -183,10 +175,7 @@ StatusOr<std::vector<json::Value>> MPI::Build(framework::Info* info, const api::
     if (!key.ok()) {
       return key.status().WithContext("failed to build SSH Auth secret");
     }
-    json::Value secret = json::Value::Object();
-    secret.Set("apiVersion", json::Value("v1"));
-    secret.Set("kind", json::Value("Secret"));
-    secret.Set("metadata", ObjectMeta(secret_name, job));
+    json::Value secret = framework::NewOwnedObject(api::kSecretGVK, secret_name, job);
     secret.Set("immutable", json::Value(true));
     json::Value& data = secret["data"];
     data.Set(mpi::kSSHPrivateKey, json::Value(encoding::Base64Encode(key->private_key_pem)));
@@ -209,10 +198,8 @@ StatusOr<std::vector<json::Value>> MPI::Build(framework::Info* info, const api::
       }
     }
   }
-  json::Value cm = json::Value::Object();
-  cm.Set("apiVersion", json::Value("v1"));
-  cm.Set("kind", json::Value("ConfigMap"));
-  cm.Set("metadata", ObjectMeta(job.metadata.name + mpi::kHostfileConfigMapSuffix, job));
+  json::Value cm = framework::NewOwnedObject(
+      api::kConfigMapGVK, job.metadata.name + mpi::kHostfileConfigMapSuffix, job);
   cm["data"].Set(mpi::kHostfileName, json::Value(hostfile));
   objects.push_back(std::move(cm));
   return objects;
@@ -238,22 +225,8 @@ field::ValidationResult MPI::Validate(const framework::Info* info, const api::Tr
   static const std::set<std::string> kReserved = {
       mpi::kOpenMPIEnvHostFileLocation, mpi::kOpenMPIEnvKeyRSHArgs,
       mpi::kOpenMPIEnvKeepFQDNHostNames, mpi::kOpenMPIEnvDefaultSlots};
-  std::set<std::string> found;
-  if (trainer.env.IsArray()) {
-    for (const json::Value& e : trainer.env.elements()) {
-      if (std::string name = framework::StringField(e, "name"); kReserved.count(name) > 0) {
-        found.insert(name);
-      }
-    }
-  }
-  if (!found.empty()) {
-    std::string names;
-    for (const std::string& n : found) {
-      names += (names.empty() ? "" : " ") + n;
-    }
-    result.errors.push_back(
-        field::Invalid(spec.Child("trainer", "env"), framework::GoEnvList(trainer.env),
-                       "must not have reserved envs, invalid envs configured: [" + names + "]"));
+  if (std::optional<field::Error> e = framework::ReservedEnvError(trainer, kReserved)) {
+    result.errors.push_back(std::move(*e));
   }
   return result;
 }

@@ -48,16 +48,7 @@ StatusOr<bool> ShouldBuild(const framework::Reader& reader, const kube::GroupVer
 }
 
 json::Value NewObject(const kube::GroupVersionKind& gvk, const api::TrainJob& job) {
-  json::Value pg = json::Value::Object();
-  pg.Set("apiVersion", json::Value(gvk.ApiVersion()));
-  pg.Set("kind", json::Value(gvk.kind));
-  json::Value& meta = pg["metadata"];
-  meta.Set("name", json::Value(job.metadata.name));
-  meta.Set("namespace", json::Value(job.metadata.namespace_));
-  json::Value owners = json::Value::Array();
-  owners.PushBack(framework::TrainJobOwnerReference(job));
-  meta.Set("ownerReferences", std::move(owners));
-  return pg;
+  return framework::NewOwnedObject(gvk, job.metadata.name, job);
 }
 
 std::vector<framework::Watch> Watches(const kube::GroupVersionKind& pod_group) {

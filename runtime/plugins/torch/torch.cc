@@ -8,6 +8,8 @@
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/go_repr.h"
+#include "runtime/framework/trainjob.h"
+#include "runtime/framework/validation.h"
 
 namespace trainer::plugins {
 
@@ -99,9 +101,8 @@ Status Torch::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
   pet_envs.PushBack(framework::EnvVar(torch::kEnvNumProcPerNode, proc.ToString()));
   pet_envs.PushBack(
       framework::EnvVarFromField(torch::kEnvNodeRank, framework::kJobCompletionIndexFieldPath));
-  const std::string& tj = job.metadata.name;
   json::Value master_envs = json::Value::Array();
-  master_envs.PushBack(framework::EnvVar(torch::kEnvMasterAddr, tj + "-" + kNode + "-0-0." + tj));
+  master_envs.PushBack(framework::EnvVar(torch::kEnvMasterAddr, framework::NodeZeroHost(job)));
   master_envs.PushBack(
       framework::EnvVar(torch::kEnvMasterPort, std::to_string(framework::kContainerTrainerPort)));
 
@@ -113,7 +114,7 @@ Status Torch::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
       // torchtune takes the rendezvous endpoint, recipe and config on its command line.
       std::vector<std::string>& command = *job.spec.trainer->command;
       if (num_nodes > 1 || (proc.is_int && proc.value > 1) || (!proc.is_int && gpu > 1)) {
-        command.push_back("--rdzv_endpoint=" + tj + "-" + kNode + "-0-0." + tj + ":" +
+        command.push_back("--rdzv_endpoint=" + framework::NodeZeroHost(job) + ":" +
                           std::to_string(framework::kContainerTrainerPort));
       }
       torch::RecipeAndConfig rc = torch::GetRecipeAndConfig(num_nodes, proc, gpu, job);
@@ -171,23 +172,9 @@ field::ValidationResult Torch::Validate(const framework::Info* info, const api::
   static const std::set<std::string> kReserved = {torch::kEnvNumNodes, torch::kEnvNumProcPerNode,
                                                   torch::kEnvNodeRank, torch::kEnvMasterAddr,
                                                   torch::kEnvMasterPort};
-  std::set<std::string> found;
-  if (new_job.spec.trainer->env.IsArray()) {
-    for (const json::Value& e : new_job.spec.trainer->env.elements()) {
-      std::string name = framework::StringField(e, "name");
-      if (kReserved.count(name) > 0) {
-        found.insert(name);
-      }
-    }
-  }
-  if (!found.empty()) {
-    std::string names;
-    for (const std::string& n : found) {
-      names += (names.empty() ? "" : " ") + n;
-    }
-    result.errors.push_back(field::Invalid(
-        spec.Child("trainer", "env"), framework::GoEnvList(new_job.spec.trainer->env),
-        "must not have reserved envs, invalid envs configured: [" + names + "]"));
+  if (std::optional<field::Error> e =
+          framework::ReservedEnvError(*new_job.spec.trainer, kReserved)) {
+    result.errors.push_back(std::move(*e));
   }
   if (torch::IsTorchTuneCommand(new_job.spec.trainer->command)) {
     for (field::Error& e : torch::ValidateTorchTune(info, new_job)) {

@@ -124,14 +124,8 @@ StatusOr<std::vector<json::Value>> TrainJobStatus::Build(framework::Info* info,
   if (!pem.ok() || pem->empty()) {
     return InternalError("failed to find status server ca.crt in tls secret");
   }
-  json::Value cm = json::Value::Object();
-  cm.Set("apiVersion", "v1");
-  cm.Set("kind", "ConfigMap");
-  json::Value& meta = cm.Set("metadata", json::Value::Object());
-  meta.Set("name", TlsConfigMapName(job.metadata.name));
-  meta.Set("namespace", job.metadata.namespace_);
-  meta.Set("ownerReferences", json::Value::Array())
-      .PushBack(framework::TrainJobOwnerReference(job));
+  json::Value cm =
+      framework::NewOwnedObject(api::kConfigMapGVK, TlsConfigMapName(job.metadata.name), job);
   cm.Set("data", json::Value::Object()).Set(kCACertKey, std::move(*pem));
   std::vector<json::Value> out;
   out.push_back(std::move(cm));

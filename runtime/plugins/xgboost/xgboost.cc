@@ -6,6 +6,7 @@
 
 #include "runtime/framework/apply.h"
 #include "runtime/framework/constants.h"
+#include "runtime/framework/trainjob.h"
 
 namespace trainer::plugins {
 
@@ -55,9 +56,8 @@ Status XGBoost::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
     return OkStatus();
   }
   int64_t num_nodes = trainer_ps->count.value_or(1);
-  const std::string& tj = job.metadata.name;
   json::Value envs = json::Value::Array();
-  envs.PushBack(framework::EnvVar(xgboost::kEnvTrackerURI, tj + "-" + kNode + "-0-0." + tj));
+  envs.PushBack(framework::EnvVar(xgboost::kEnvTrackerURI, framework::NodeZeroHost(job)));
   envs.PushBack(framework::EnvVar(xgboost::kEnvTrackerPort,
                                   std::to_string(framework::kContainerTrainerPort)));
   envs.PushBack(

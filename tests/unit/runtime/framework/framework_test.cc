@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
 #include "runtime/framework/map_reader.h"
 #include "runtime/framework/testing/testing.h"
+#include "runtime/framework/trainjob.h"
+#include "runtime/framework/validation.h"
 #include "runtime/plugins/registry.h"
 
 namespace trainer::framework {
@@ -273,6 +276,55 @@ TEST_CASE("TestEnvVar", "[apply]") {
               "{name: A, valueFrom: {secretKeyRef: {name: s, key: k, optional: true}}}"))) ==
           R"({"name":"A","valueFrom":{"secretKeyRef":{"key":"k","name":"s","optional":true}}})");
   }
+}
+
+api::TrainJob JobWithUid(const std::string& uid) {
+  api::TrainJob job;
+  job.metadata.name = "tj";
+  job.metadata.namespace_ = "team";
+  job.metadata.uid = uid;
+  return job;
+}
+
+TEST_CASE("NewOwnedObject: the skeleton every built object starts from", "[apply]") {
+  SECTION("name, namespace and the TrainJob's controller reference, in that order") {
+    CHECK(json::Write(NewOwnedObject(api::kConfigMapGVK, "tj-cm", JobWithUid("u1"))) ==
+          R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"tj-cm","namespace":"team",)"
+          R"("ownerReferences":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob",)"
+          R"("name":"tj","uid":"u1","controller":true,"blockOwnerDeletion":true}]}})");
+  }
+  SECTION("labels and annotations before the owner, empty maps left out; no uid offline") {
+    json::Value js =
+        NewOwnedObject(api::kJobSetGVK, "tj", JobWithUid(""), {{"b", "2"}, {"a", "1"}}, {});
+    CHECK(json::Write(js) ==
+          R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"tj",)"
+          R"("namespace":"team","labels":{"a":"1","b":"2"},"ownerReferences":[{"apiVersion":)"
+          R"("trainer.kubeflow.org/v1alpha1","kind":"TrainJob","name":"tj","controller":true,)"
+          R"("blockOwnerDeletion":true}]}})");
+    json::Value annotated = NewOwnedObject(api::kJobSetGVK, "tj", JobWithUid(""), {}, {{"k", "v"}});
+    CHECK(json::Write(*annotated.Find("metadata")->Find("annotations")) == R"({"k":"v"})");
+    CHECK_FALSE(annotated.Find("metadata")->Has("labels"));
+  }
+}
+
+TEST_CASE("NodeZeroPodName and NodeZeroHost", "[trainjob]") {
+  CHECK(NodeZeroPodName(JobWithUid("")) == "tj-node-0-0");
+  CHECK(NodeZeroHost(JobWithUid("")) == "tj-node-0-0.tj");
+}
+
+TEST_CASE("ReservedEnvError: one error naming the reserved names sorted", "[validation]") {
+  const std::set<std::string> reserved = {"B", "A", "C"};
+  api::Trainer trainer;
+  CHECK_FALSE(ReservedEnvError(trainer, reserved).has_value());  // no env at all
+  trainer.env = testing::Yaml("[{name: X, value: '1'}]");
+  CHECK_FALSE(ReservedEnvError(trainer, reserved).has_value());
+  trainer.env = testing::Yaml("[{name: C, value: '1'}, {name: X}, {name: A, value: '2'}]");
+  std::optional<field::Error> e = ReservedEnvError(trainer, reserved);
+  REQUIRE(e.has_value());
+  CHECK(e->type == field::ErrorType::kInvalid);
+  CHECK(e->field == "spec.trainer.env");
+  CHECK(e->detail == "must not have reserved envs, invalid envs configured: [A C]");
+  CHECK(e->bad_value.Render().find("v1.EnvVar{Name:\"C\"") != std::string::npos);
 }
 
 }  // namespace
