@@ -3,6 +3,8 @@
 
 #include <functional>
 
+#include "runtime/framework/constants.h"
+
 namespace trainer::framework {
 
 namespace {
@@ -70,6 +72,12 @@ void UpsertVolumes(json::Value& volumes, const json::Value& items) {
 }
 void UpsertVolumeMounts(json::Value& mounts, const json::Value& items) {
   UpsertAll(mounts, items, ByMountPath);
+}
+
+void UpsertTrainerPort(json::Value& ports) {
+  json::Value port = json::Value::Object();
+  port.Set("containerPort", json::Value(kContainerTrainerPort));
+  UpsertPort(ports, std::move(port));
 }
 
 json::Value EnvVar(std::string_view name, std::string_view value) {

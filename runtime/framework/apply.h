@@ -25,6 +25,9 @@ void UpsertPort(json::Value& ports, json::Value item);
 void UpsertVolumes(json::Value& volumes, const json::Value& items);
 void UpsertVolumeMounts(json::Value& mounts, const json::Value& items);
 
+// The trainer's port, {containerPort: 29500}, by containerPort.
+void UpsertTrainerPort(json::Value& ports);
+
 // {name, value}.
 json::Value EnvVar(std::string_view name, std::string_view value);
 // {name, valueFrom: {fieldRef: {fieldPath}}}.

@@ -106,6 +106,18 @@ const PodSet* Info::FindPodSetByAncestor(std::string_view ancestor) const {
   return const_cast<Info*>(this)->FindPodSetByAncestor(ancestor);
 }
 
+PodSet* Info::ApplyTrainerNumNodes(const api::TrainJob& job) {
+  PodSet* trainer = FindPodSetByAncestor(kAncestorTrainer);
+  if (trainer != nullptr && trainer->count && job.spec.trainer && job.spec.trainer->num_nodes) {
+    trainer->count = *job.spec.trainer->num_nodes;
+  }
+  return trainer;
+}
+
+Container* Info::TrainerNode() {
+  return FindContainerByPodSetAncestorContainerName(kAncestorTrainer, kNode);
+}
+
 PodSet* Info::FindPodSetByName(std::string_view name) {
   for (PodSet& ps : template_spec.pod_sets) {
     if (ps.name == name) {

@@ -110,6 +110,11 @@ struct Info {
   Container* FindContainerByPodSetName(std::string_view pod_set, std::string_view container);
   const Container* FindContainerByPodSetName(std::string_view pod_set,
                                              std::string_view container) const;
+  // The trainer PodSet (ancestor `trainer`) after the rule every ML policy applies first: its
+  // count becomes spec.trainer.numNodes when both are set. nullptr when there is none.
+  PodSet* ApplyTrainerNumNodes(const api::TrainJob& job);
+  // The `node` container of the trainer PodSet; nullptr when there is none.
+  Container* TrainerNode();
 };
 
 // Resources of the runtime's trainer container: the first replicatedJob named `node` or with

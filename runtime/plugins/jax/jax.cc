@@ -7,9 +7,6 @@
 
 namespace trainer::plugins {
 
-using framework::kAncestorTrainer;
-using framework::kNode;
-
 StatusOr<std::unique_ptr<framework::Plugin>> JAX::New(const framework::PluginContext&) {
   return std::unique_ptr<framework::Plugin>(new JAX());
 }
@@ -18,18 +15,13 @@ Status JAX::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
   if (info == nullptr || !info->runtime_policy.ml_policy || !info->runtime_policy.ml_policy->jax) {
     return OkStatus();
   }
-  framework::PodSet* trainer_ps = info->FindPodSetByAncestor(kAncestorTrainer);
-  if (trainer_ps != nullptr && trainer_ps->count && job.spec.trainer &&
-      job.spec.trainer->num_nodes) {
-    trainer_ps->count = *job.spec.trainer->num_nodes;
-  }
+  framework::PodSet* trainer_ps = info->ApplyTrainerNumNodes(job);
   // Like torch, the distributed env needs a trainer section: without spec.trainer, upstream
   // injects no JAX_* env and no port.
   if (!job.spec.trainer) {
     return OkStatus();
   }
-  framework::Container* node =
-      info->FindContainerByPodSetAncestorContainerName(kAncestorTrainer, kNode);
+  framework::Container* node = info->TrainerNode();
   if (node == nullptr) {
     return OkStatus();
   }
@@ -42,9 +34,7 @@ Status JAX::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
       jax::kEnvCoordinatorAddress,
       framework::NodeZeroHost(job) + ":" + std::to_string(framework::kContainerTrainerPort)));
   framework::UpsertEnvVars(node->env, envs);
-  json::Value port = json::Value::Object();
-  port.Set("containerPort", json::Value(framework::kContainerTrainerPort));
-  framework::UpsertPort(node->ports, std::move(port));
+  framework::UpsertTrainerPort(node->ports);
   return OkStatus();
 }
 

@@ -6,9 +6,6 @@
 
 namespace trainer::plugins {
 
-using framework::kAncestorTrainer;
-using framework::kNode;
-
 StatusOr<std::unique_ptr<framework::Plugin>> PlainML::New(const framework::PluginContext&) {
   return std::unique_ptr<framework::Plugin>(new PlainML());
 }
@@ -23,14 +20,8 @@ Status PlainML::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
   if (!job.spec.trainer) {
     return OkStatus();
   }
-  if (job.spec.trainer->num_nodes) {
-    if (framework::PodSet* ps = info->FindPodSetByAncestor(kAncestorTrainer);
-        ps != nullptr && ps->count) {
-      ps->count = *job.spec.trainer->num_nodes;
-    }
-  }
-  if (framework::Container* node =
-          info->FindContainerByPodSetAncestorContainerName(kAncestorTrainer, kNode)) {
+  info->ApplyTrainerNumNodes(job);
+  if (framework::Container* node = info->TrainerNode()) {
     framework::UpsertEnvVars(node->env, framework::NormalizeEnvVars(job.spec.trainer->env));
   }
   return OkStatus();

@@ -13,9 +13,6 @@
 
 namespace trainer::plugins {
 
-using framework::kAncestorTrainer;
-using framework::kNode;
-
 namespace torch {
 
 namespace {
@@ -70,11 +67,7 @@ Status Torch::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
       !info->runtime_policy.ml_policy->torch) {
     return OkStatus();
   }
-  framework::PodSet* trainer_ps = info->FindPodSetByAncestor(kAncestorTrainer);
-  if (trainer_ps != nullptr && trainer_ps->count && job.spec.trainer &&
-      job.spec.trainer->num_nodes) {
-    trainer_ps->count = *job.spec.trainer->num_nodes;
-  }
+  framework::PodSet* trainer_ps = info->ApplyTrainerNumNodes(job);
 
   torch::ProcPerNode proc;
   if (job.spec.trainer && job.spec.trainer->num_proc_per_node) {
@@ -88,7 +81,7 @@ Status Torch::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
 
   framework::Container* trainer_container = nullptr;
   if (job.spec.trainer) {
-    trainer_container = info->FindContainerByPodSetAncestorContainerName(kAncestorTrainer, kNode);
+    trainer_container = info->TrainerNode();
     if (trainer_container != nullptr) {
       framework::UpsertEnvVars(trainer_container->env,
                                framework::NormalizeEnvVars(job.spec.trainer->env));
@@ -125,9 +118,7 @@ Status Torch::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
         command.push_back(std::move(o));
       }
     }
-    json::Value port = json::Value::Object();
-    port.Set("containerPort", json::Value(framework::kContainerTrainerPort));
-    framework::UpsertPort(trainer_container->ports, std::move(port));
+    framework::UpsertTrainerPort(trainer_container->ports);
   }
 
   // envInjection targets (init containers, sidecars) always get the master address too.

@@ -10,9 +10,6 @@
 
 namespace trainer::plugins {
 
-using framework::kAncestorTrainer;
-using framework::kNode;
-
 StatusOr<std::unique_ptr<framework::Plugin>> XGBoost::New(const framework::PluginContext&) {
   return std::unique_ptr<framework::Plugin>(new XGBoost());
 }
@@ -40,18 +37,11 @@ Status XGBoost::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
   if (!HasXGBoost(info)) {
     return OkStatus();
   }
-  framework::PodSet* trainer_ps = info->FindPodSetByAncestor(kAncestorTrainer);
-  if (trainer_ps == nullptr) {
+  framework::PodSet* trainer_ps = info->ApplyTrainerNumNodes(job);
+  if (trainer_ps == nullptr || !job.spec.trainer) {
     return OkStatus();
   }
-  if (trainer_ps->count && job.spec.trainer && job.spec.trainer->num_nodes) {
-    trainer_ps->count = *job.spec.trainer->num_nodes;
-  }
-  if (!job.spec.trainer) {
-    return OkStatus();
-  }
-  framework::Container* node =
-      info->FindContainerByPodSetAncestorContainerName(kAncestorTrainer, kNode);
+  framework::Container* node = info->TrainerNode();
   if (node == nullptr) {
     return OkStatus();
   }
@@ -65,9 +55,7 @@ Status XGBoost::EnforceMLPolicy(framework::Info* info, api::TrainJob& job) {
   envs.PushBack(framework::EnvVar(xgboost::kEnvNumWorker,
                                   std::to_string(num_nodes * WorkersPerNode(*info, job))));
   framework::UpsertEnvVars(node->env, envs);
-  json::Value port = json::Value::Object();
-  port.Set("containerPort", json::Value(framework::kContainerTrainerPort));
-  framework::UpsertPort(node->ports, std::move(port));
+  framework::UpsertTrainerPort(node->ports);
   return OkStatus();
 }
 

@@ -226,6 +226,39 @@ TEST_CASE("TestFindContainerByPodSetAncestorContainerName", "[framework]") {
   }
 }
 
+TEST_CASE("ApplyTrainerNumNodes and TrainerNode: the trainer PodSet every ML policy starts from",
+          "[framework]") {
+  auto info_with = [](bool count) {
+    PodSet ps("node");
+    ps.Ancestor("trainer").Containers({"node"});
+    if (!count) ps.NoCount();
+    return InfoBuilder().PodSet(ps).Build();
+  };
+  SECTION("numNodes overrides a set count") {
+    framework::Info info = info_with(true);
+    framework::PodSet* ps = info.ApplyTrainerNumNodes(Job("{numNodes: 3}"));
+    REQUIRE(ps != nullptr);
+    CHECK(ps->count == 3);
+    CHECK(info.TrainerNode() == info.FindContainerByPodSetAncestorContainerName("trainer", "node"));
+    CHECK(info.TrainerNode() != nullptr);
+  }
+  SECTION("an unset count stays unset") {
+    framework::Info info = info_with(false);
+    CHECK_FALSE(info.ApplyTrainerNumNodes(Job("{numNodes: 3}"))->count.has_value());
+  }
+  SECTION("no trainer PodSet") {
+    framework::Info info = InfoBuilder().PodSet(PodSet("other").Containers({"node"})).Build();
+    CHECK(info.ApplyTrainerNumNodes(Job("{numNodes: 3}")) == nullptr);
+    CHECK(info.TrainerNode() == nullptr);
+  }
+}
+
+TEST_CASE("UpsertTrainerPort", "[apply]") {
+  json::Value ports = testing::Yaml("[{containerPort: 80, name: http}, {containerPort: 1}]");
+  UpsertTrainerPort(ports);
+  CHECK(testing::Canon(ports) == R"([{"containerPort":80,"name":"http"},{"containerPort":29500}])");
+}
+
 TEST_CASE("TestGetNumGPUPerNode", "[framework]") {
   CHECK(GetNumGPUPerNode(testing::Yaml("{requests: {nvidia.com/gpu: 2}}")) == 2);
   CHECK(GetNumGPUPerNode(testing::Yaml("{requests: {cpu: 2}, limits: {amd.com/GPU: 3}}")) == 3);
