@@ -155,31 +155,6 @@ AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
   }
   field::ValidationResult result = runtime->ValidateObjects(old ? &*old : nullptr, *job);
 
-  // v2.1's checks of podTemplateOverrides against the runtime's template (its translated
-  // runtimePatches entry cannot carry them, see podtemplateoverrides.h).
-  const json::Value* spec = SpecOf(job->raw);
-  const json::Value* overrides = spec != nullptr ? spec->Find("podTemplateOverrides") : nullptr;
-  if (overrides != nullptr && !overrides->IsNull()) {
-    const api::RuntimeRef& ref = job->spec.runtime_ref;
-    bool cluster =
-        ref.kind.value_or(api::kClusterTrainingRuntimeKind) == api::kClusterTrainingRuntimeKind;
-    StatusOr<json::Value> rt =
-        cluster ? reader_->Get(api::kClusterTrainingRuntimeGVK, "", ref.name)
-                : reader_->Get(api::kTrainingRuntimeGVK, job->metadata.namespace_, ref.name);
-    const json::Value* tmpl = nullptr;
-    if (rt.ok()) {
-      if (const json::Value* rspec = SpecOf(*rt)) {
-        tmpl = rspec->Find("template");
-      }
-    }
-    if (tmpl != nullptr) {  // a missing runtime is already an error above
-      for (std::string& detail : api::ValidatePodTemplateOverrides(*spec, *tmpl)) {
-        result.errors.push_back(field::Invalid(field::NewPath("spec", "podTemplateOverrides"),
-                                               field::BadValue::Json(overrides->Clone()),
-                                               std::move(detail)));
-      }
-    }
-  }
   if (!result.ok()) {
     return AdmissionResponse::Denied(result.ErrorMessage())
         .WithWarnings(std::move(result.warnings));

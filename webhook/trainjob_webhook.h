@@ -10,7 +10,8 @@
 // runtime as v2.1 did.
 //
 // TrainJobValidator (validating): `unsupported runtime: <key>` for an unknown runtimeRef, else
-// the runtime's ValidateObjects (create: old = null) plus v2.1's podTemplateOverrides checks;
+// the runtime's ValidateObjects (create: old = null; it includes v2.1's podTemplateOverrides
+// checks, the same call `trainer-render --validate` makes);
 // errors deny (403 Forbidden, apimachinery's aggregate text), warnings always pass through.
 // DELETE is allowed without checks in both, as upstream.
 #pragma once
@@ -19,7 +20,6 @@
 #include <string>
 
 #include "runtime/core/registry.h"
-#include "runtime/framework/reader.h"
 #include "webhook/admission.h"
 
 namespace trainer::webhook {
@@ -39,9 +39,8 @@ class TrainJobDefaulter final : public AdmissionHandler {
 
 class TrainJobValidator final : public AdmissionHandler {
  public:
-  // Both must outlive the validator; `reader` is the one the runtimes read through.
-  TrainJobValidator(const core::Runtimes* runtimes, const framework::Reader* reader)
-      : runtimes_(runtimes), reader_(reader) {}
+  // `runtimes` must outlive the validator.
+  explicit TrainJobValidator(const core::Runtimes* runtimes) : runtimes_(runtimes) {}
   AdmissionResponse Handle(const AdmissionRequest& request) override {
     return Consume(request.Clone());
   }
@@ -49,7 +48,6 @@ class TrainJobValidator final : public AdmissionHandler {
 
  private:
   const core::Runtimes* runtimes_;
-  const framework::Reader* reader_;
 };
 
 // The RFC 3339 UTC time of the system clock, second precision.

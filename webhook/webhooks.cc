@@ -9,8 +9,7 @@ namespace trainer::webhook {
 
 void RegisterWebhooks(AdmissionMux& mux, const Dependencies& deps) {
   mux.Register(kMutateTrainJobPath, std::make_shared<TrainJobDefaulter>(deps.now));
-  mux.Register(kValidateTrainJobPath,
-               std::make_shared<TrainJobValidator>(deps.runtimes, deps.reader));
+  mux.Register(kValidateTrainJobPath, std::make_shared<TrainJobValidator>(deps.runtimes));
   mux.Register(kValidateTrainingRuntimePath,
                std::make_shared<TrainingRuntimeValidator>(/*cluster=*/false));
   mux.Register(kValidateClusterTrainingRuntimePath,

@@ -4,6 +4,7 @@
 #include "runtime/api/codec.h"
 #include "runtime/api/kinds.h"
 #include "runtime/api/labels.h"
+#include "runtime/api/podtemplateoverrides.h"
 #include "runtime/core/runtime_info.h"
 #include "runtime/core/snapshot.h"
 #include "runtime/framework/constants.h"
@@ -108,6 +109,29 @@ field::Error ClusterTrainingRuntime::RuntimeMissing(const api::TrainJob& job,
                             "TrainJob is created");
 }
 
+namespace {
+
+// v2.1's checks of spec.podTemplateOverrides against the runtime's template. They read the field
+// from job.raw, where the mutating webhook keeps it next to its translated runtimePatches entry
+// (that entry cannot carry these checks, see podtemplateoverrides.h).
+field::ErrorList PodTemplateOverridesErrors(const api::TrainJob& job,
+                                            const json::Value& runtime_template) {
+  field::ErrorList errors;
+  const json::Value* spec = job.raw.IsObject() ? job.raw.Find("spec") : nullptr;
+  const json::Value* overrides =
+      spec != nullptr && spec->IsObject() ? spec->Find("podTemplateOverrides") : nullptr;
+  if (overrides == nullptr || overrides->IsNull() || !runtime_template.IsObject()) {
+    return errors;
+  }
+  for (std::string& detail : api::ValidatePodTemplateOverrides(*spec, runtime_template)) {
+    errors.push_back(field::Invalid(field::NewPath("spec", "podTemplateOverrides"),
+                                    field::BadValue::Json(overrides->Clone()), std::move(detail)));
+  }
+  return errors;
+}
+
+}  // namespace
+
 field::ValidationResult TrainingRuntime::RunValidation(const api::TrainJob* old_job,
                                                        const api::TrainJob& new_job,
                                                        const api::TrainingRuntime& runtime) {
@@ -115,8 +139,12 @@ field::ValidationResult TrainingRuntime::RunValidation(const api::TrainJob* old_
   // (upstream: "the runtime configured should be valid").
   StatusOr<framework::Info> info = NewRuntimeInfo(
       new_job, runtime.spec.template_, runtime.spec.ml_policy, runtime.spec.pod_group_policy);
-  return pipeline_->framework->RunCustomValidationPlugins(info.ok() ? &*info : nullptr, old_job,
-                                                          new_job);
+  field::ValidationResult result = pipeline_->framework->RunCustomValidationPlugins(
+      info.ok() ? &*info : nullptr, old_job, new_job);
+  for (field::Error& e : PodTemplateOverridesErrors(new_job, runtime.spec.template_)) {
+    result.errors.push_back(std::move(e));
+  }
+  return result;
 }
 
 StatusOr<std::shared_ptr<const api::TrainingRuntime>> TrainingRuntime::GetShared(

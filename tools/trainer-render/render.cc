@@ -279,42 +279,26 @@ void PrintOne(const json::Value& v, const std::string& format, std::ostream& out
   }
 }
 
-// v2.1's checks of podTemplateOverrides against the runtime template, as the webhook makes
-// them (the translated runtimePatches entry cannot carry them).
-void ValidateOverrides(const Inputs& in, const framework::Reader& reader,
-                       field::ValidationResult& result) {
+// The TrainJob as the validating webhook receives it: translated by the defaulter, which keeps
+// spec.podTemplateOverrides so ValidateObjects can check it against the runtime as v2.1 did.
+api::TrainJob AsAdmitted(const Inputs& in) {
+  api::TrainJob job = api::Clone(*in.job);
   const json::Value* overrides = in.job_spec.Find("podTemplateOverrides");
-  if (overrides == nullptr || overrides->IsNull()) {
-    return;
+  if (overrides != nullptr && job.raw.IsObject()) {
+    job.raw["spec"].Set("podTemplateOverrides", overrides->Clone());
   }
-  const api::RuntimeRef& ref = in.job->spec.runtime_ref;
-  bool cluster =
-      ref.kind.value_or(api::kClusterTrainingRuntimeKind) == api::kClusterTrainingRuntimeKind;
-  StatusOr<json::Value> rt =
-      cluster ? reader.Get(framework::ClusterTrainingRuntimeGVK(), "", ref.name)
-              : reader.Get(framework::TrainingRuntimeGVK(), in.job->metadata.namespace_, ref.name);
-  const json::Value* spec = rt.ok() ? rt->Find("spec") : nullptr;
-  const json::Value* tmpl = spec != nullptr ? spec->Find("template") : nullptr;
-  if (tmpl == nullptr) {
-    return;  // a missing runtime is already an error
-  }
-  for (std::string& detail : api::ValidatePodTemplateOverrides(in.job_spec, *tmpl)) {
-    result.errors.push_back(field::Invalid(field::NewPath("spec", "podTemplateOverrides"),
-                                           field::BadValue::Json(overrides->Clone()),
-                                           std::move(detail)));
-  }
+  return job;
 }
 
-int Validate(core::Runtime* runtime, const Inputs& in, const framework::Reader& reader,
-             const std::string& key, const std::string& format, std::ostream& out) {
+int Validate(core::Runtime* runtime, const Inputs& in, const std::string& key,
+             const std::string& format, std::ostream& out) {
   json::Value result = json::Value::Object();
   std::string denial;
   std::vector<std::string> warnings;
   if (runtime == nullptr) {
     denial = "unsupported runtime: " + key;
   } else {
-    field::ValidationResult r = runtime->ValidateObjects(nullptr, *in.job);
-    ValidateOverrides(in, reader, r);
+    field::ValidationResult r = runtime->ValidateObjects(nullptr, AsAdmitted(in));
     denial = r.ErrorMessage();
     warnings = std::move(r.warnings);
   }
@@ -404,7 +388,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   std::string key = api::RuntimeRegistryKey(job.spec.runtime_ref);
   core::Runtime* runtime = (*runtimes)->ForTrainJob(job);
   if (opts.validate) {
-    return Validate(runtime, in, reader, key, opts.output, out);
+    return Validate(runtime, in, key, opts.output, out);
   }
   if (runtime == nullptr) {
     err << "trainer-render: " << in.job_where << ": spec.runtimeRef: unsupported runtime: " << key

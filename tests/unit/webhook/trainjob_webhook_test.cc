@@ -257,7 +257,7 @@ struct ValidatorFixture {
     auto r = core::Runtimes::New(reader, [] { return std::string(kNow); });
     REQUIRE(r.ok());
     runtimes = std::move(r).value();
-    validator = std::make_unique<TrainJobValidator>(runtimes.get(), &reader);
+    validator = std::make_unique<TrainJobValidator>(runtimes.get());
   }
 };
 

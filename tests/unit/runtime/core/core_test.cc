@@ -618,6 +618,21 @@ TEST_CASE("TestValidateObjects", "[core]") {
                                             "  initializer: {dataset: {storageUri: hf://x}}\n"))
               .ok());
   }
+  SECTION("podTemplateOverrides are checked against the live runtime's template, as v2.1 did") {
+    REQUIRE(env.reader.Add(RuntimeDoc("TrainingRuntime")).ok());
+    field::ValidationResult r = env.TR().ValidateObjects(
+        nullptr,
+        Job("TrainingRuntime", "  podTemplateOverrides: [{targetJobs: [{name: absent}]}]\n"));
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].field == "spec.podTemplateOverrides");
+    CHECK(r.errors[0].detail ==
+          "must not have targetJob that doesn't exist in the runtime job template");
+    CHECK(env.TR()
+              .ValidateObjects(nullptr,
+                               Job("TrainingRuntime",
+                                   "  podTemplateOverrides: [{targetJobs: [{name: node}]}]\n"))
+              .ok());
+  }
 }
 
 TEST_CASE("TestPodRequests", "[core]") {
