@@ -387,20 +387,8 @@ def main():
     k = tb.Kubectl()
     tb.install_trainer_crds(k)
     work = tempfile.mkdtemp(prefix="chaos-roll-")
-    k.apply(cl.example_runtime("torch-distributed.yaml", RUNTIME, {LABEL: RUN_ID}))
-    k.run("create", "namespace", NS)
-    k.run("label", "namespace", NS, f"{LABEL}={RUN_ID}")
-    logs = []
-    routed = False
-    try:
-        cl.set_apiserver_flag("enable-aggregator-routing=true")
-        routed = True
+    with cl.run_namespace(k, NS, RUNTIME, LABEL, RUN_ID), cl.aggregator_routing():
         logs = run(r, k, work)
-    finally:
-        if routed:
-            cl.set_apiserver_flag("enable-aggregator-routing=false")
-        k.delete_namespace(NS)
-        k.run("delete", "clustertrainingruntime", RUNTIME, "--ignore-not-found", check=False)
     return r.finish(logs)
 
 

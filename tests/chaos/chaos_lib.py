@@ -5,6 +5,7 @@ of the objects the controller owns (every TrainJob has exactly one of each expec
 owned object has a live owner), and AdmissionReviews sent straight to a webhook port.
 """
 
+import contextlib
 import http.client
 import json
 import os
@@ -94,6 +95,32 @@ def set_apiserver_flag(flag):
     ok, err = restart_apiserver("--down-seconds", "0", "--set-flag", flag)
     if not ok:
         raise RuntimeError("restart-apiserver.sh: " + err)
+
+
+@contextlib.contextmanager
+def aggregator_routing():
+    """The apiserver picks a ready endpoint of a Service's EndpointSlices for each webhook
+    connection (--enable-aggregator-routing), as the webhook client does in a cluster; the flag
+    is switched off again afterwards."""
+    set_apiserver_flag("enable-aggregator-routing=true")
+    try:
+        yield
+    finally:
+        set_apiserver_flag("enable-aggregator-routing=false")
+
+
+@contextlib.contextmanager
+def run_namespace(k, ns, runtime, label, run_id):
+    """A namespace and a ClusterTrainingRuntime (the torch-distributed example) of this run,
+    labelled label=run_id; both deleted afterwards."""
+    k.apply(example_runtime("torch-distributed.yaml", runtime, {label: run_id}))
+    k.run("create", "namespace", ns)
+    k.run("label", "namespace", ns, f"{label}={run_id}")
+    try:
+        yield
+    finally:
+        k.delete_namespace(ns)
+        k.run("delete", "clustertrainingruntime", runtime, "--ignore-not-found", check=False)
 
 
 def host_ip():

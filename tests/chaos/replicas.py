@@ -236,21 +236,10 @@ def main():
     k = tb.Kubectl()
     tb.install_trainer_crds(k)
     work = tempfile.mkdtemp(prefix="chaos-rep-")
-    k.apply(cl.example_runtime("torch-distributed.yaml", RUNTIME, {LABEL: RUN_ID}))
-    k.run("create", "namespace", NS)
-    k.run("label", "namespace", NS, f"{LABEL}={RUN_ID}")
-    logs = []
-    routed = False
-    try:
-        logs += controller_handover(r, k, work)
-        cl.set_apiserver_flag("enable-aggregator-routing=true")
-        routed = True
-        logs += webhook_replicas(r, k, work)
-    finally:
-        if routed:
-            cl.set_apiserver_flag("enable-aggregator-routing=false")
-        k.delete_namespace(NS)
-        k.run("delete", "clustertrainingruntime", RUNTIME, "--ignore-not-found", check=False)
+    with cl.run_namespace(k, NS, RUNTIME, LABEL, RUN_ID):
+        logs = controller_handover(r, k, work)
+        with cl.aggregator_routing():
+            logs += webhook_replicas(r, k, work)
     return r.finish(logs)
 
 
