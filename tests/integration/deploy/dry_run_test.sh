@@ -243,20 +243,21 @@ json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
                                                    "namespace": "kubeflow-system"}}]},
           open(sys.argv[2], "w"))' "$(testbed_kubectl -n kubeflow-system create token trainer-webhook)" "$sa_kubeconfig"
 pids=()
-start_webhook() { # NAME: the Deployment's arguments, local ports; prints "PORT PROBE_PORT"
-  local port probe
+# Sets port and probe. Not called in a subshell ($(...), <(...)): pids must be this shell's, or
+# stop_webhooks stops nothing and every replica outlives its phase and the test.
+start_webhook() { # NAME: the Deployment's arguments on free local ports
   port=$(testbed_free_port) probe=$(testbed_free_port)
   mapfile -t args < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))))' "$work/webhook-args.json")
   POD_NAME=$1 "$TRAINER_BIN_DIR/trainer-webhook" "${args[@]}" --port="$port" \
     --health-probe-bind-address="127.0.0.1:$probe" --metrics-bind-address=0 \
     --kubeconfig="$sa_kubeconfig" </dev/null >"$work/$1.log" 2>&1 &
   pids+=($!)
-  echo "$port $probe"
 }
 stop_webhooks() {
   local pid
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do ! kill -0 "$pid" 2>/dev/null || fail "trainer-webhook $pid did not stop"; done
   pids=()
 }
 trap 'stop_webhooks; cleanup' EXIT
@@ -278,7 +279,7 @@ check_webhooks_trust() { # WHAT
   done
 }
 
-read -r port probe < <(start_webhook trainer-webhook-a)
+start_webhook trainer-webhook-a
 testbed_wait_for "trainer-webhook (--cert-management) ready" 60 ready "$probe" ||
   { cat "$work/trainer-webhook-a.log" >&2; fail "trainer-webhook --cert-management did not become ready as ServiceAccount trainer-webhook with deploy/'s RBAC"; }
 for key in ca\\.crt ca\\.key tls\\.crt tls\\.key ca-bundle\\.crt; do
@@ -297,7 +298,7 @@ sleep 2
 ! grep -qi "forbidden" "$work/trainer-webhook-a.log" ||
   { grep -i forbidden "$work/trainer-webhook-a.log" >&2; fail "trainer-webhook was refused a request by deploy/'s RBAC"; }
 stop_webhooks
-read -r port probe < <(start_webhook trainer-webhook-a)
+start_webhook trainer-webhook-a
 testbed_wait_for "trainer-webhook ready again" 60 ready "$probe" || fail "trainer-webhook did not restart"
 secret_key 'tls\.crt' | cmp -s - "$work/tls.crt" || fail "a restart re-issued a valid certificate"
 stop_webhooks
@@ -307,8 +308,10 @@ echo "ok: internal-cert: trainer-webhook issued the Secret, injected the CA, ser
 # its CA (the 409 loser reads the Secret again instead of overwriting it).
 testbed_kubectl -n kubeflow-system patch secret kubeflow-trainer-webhook-cert --type=json \
   -p '[{"op":"remove","path":"/data"}]' >/dev/null
-read -r port_a probe_a < <(start_webhook trainer-webhook-a)
-read -r port_b probe_b < <(start_webhook trainer-webhook-b)
+start_webhook trainer-webhook-a
+port_a=$port probe_a=$probe
+start_webhook trainer-webhook-b
+port_b=$port probe_b=$probe
 testbed_wait_for "both replicas ready" 60 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$probe_a/readyz) == 200 && \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$probe_b/readyz) == 200 ]]" ||
   fail "two replicas starting together did not both become ready"
 secret_key 'tls\.crt' >"$work/tls2.crt"
