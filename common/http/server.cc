@@ -1,5 +1,7 @@
 // Server on cpp-httplib (see server.h). Routing is ours: httplib matches routes with std::regex
 // one by one, so each method gets a single catch-all route and we dispatch on an exact-path map.
+// The connection loop is ours too; what it needs of httplib's internals goes through
+// httplib_seam.h alone.
 #include "common/http/server.h"
 
 #include <arpa/inet.h>
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "common/http/cert_watcher.h"
+#include "common/http/httplib_seam.h"
 #include "common/log/log.h"
 
 namespace trainer::http {
@@ -272,11 +275,12 @@ class ConnStream final : public httplib::Stream {
 // two records, see ConnStream, and its plain loop has no limit on a whole request's time): a TLS
 // handshake within the read timeout (with `certs`), then up to keep_alive_max_count requests,
 // each awaited for up to keep_alive_timeout and read within request_read_timeout.
+//
 // The connection whose request this thread is handling (set by ConnServer::Serve), so that the
 // pre-routing handler can read a request's body itself (Server::Server says why).
 thread_local ConnStream* current_stream = nullptr;
 
-class ConnServer final : public httplib::Server {
+class ConnServer final : public internal::ConnectionServer {
  public:
   ConnServer(CertWatcher* certs, std::chrono::seconds request_read_timeout,
              std::chrono::milliseconds stop_idle_grace)
@@ -308,11 +312,7 @@ class ConnServer final : public httplib::Server {
   int open_connections() const { return open_.load(std::memory_order_acquire); }
 
  private:
-  static std::chrono::microseconds Timeout(time_t sec, time_t usec) {
-    return std::chrono::seconds(sec) + std::chrono::microseconds(usec);
-  }
-
-  bool process_and_close_socket(socket_t sock) override {
+  bool ServeConnection(int sock) override {
     open_.fetch_add(1, std::memory_order_acq_rel);
     bool ok = ProcessAndClose(sock);
     open_.fetch_sub(1, std::memory_order_acq_rel);
@@ -320,8 +320,9 @@ class ConnServer final : public httplib::Server {
   }
 
   bool ProcessAndClose(socket_t sock) {
-    const auto read_timeout = Timeout(read_timeout_sec_, read_timeout_usec_);
-    const auto write_timeout = Timeout(write_timeout_sec_, write_timeout_usec_);
+    const internal::ConnectionLimits limits = Limits();
+    const auto read_timeout = limits.read_timeout;
+    const auto write_timeout = limits.write_timeout;
     bool ok = false;
     const bool nonblocking = fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) == 0;
     SSL* ssl = tls_ ? SSL_new(ctx_) : nullptr;
@@ -374,10 +375,9 @@ class ConnServer final : public httplib::Server {
     if (strm.Pending()) {
       return true;
     }
-    auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
+    auto deadline = std::chrono::steady_clock::now() + Limits().keep_alive_timeout;
     for (;;) {
-      if (svr_sock_ == INVALID_SOCKET) {
+      if (!Listening()) {
         auto stop_deadline = std::chrono::steady_clock::time_point(
             std::chrono::steady_clock::duration(stop_deadline_ns_.load(std::memory_order_acquire)));
         deadline = std::min(deadline, stop_deadline);
@@ -400,16 +400,15 @@ class ConnServer final : public httplib::Server {
 
   bool Serve(ConnStream& strm, SSL* ssl, int sock) {
     bool ok = false;
-    for (size_t left = keep_alive_max_count_; left > 0 && NextRequest(strm, sock); --left) {
+    for (size_t left = Limits().keep_alive_max_count; left > 0 && NextRequest(strm, sock); --left) {
       bool connection_closed = false;
-      const bool close_connection = left == 1 || svr_sock_ == INVALID_SOCKET;
+      const bool close_connection = left == 1 || !Listening();
       // From its first byte a request has request_read_timeout to arrive whole, as Go's
       // ReadHeaderTimeout: a client trickling bytes within the read timeout cannot hold the
       // connection and its thread forever.
       strm.SetRequestDeadline(std::chrono::steady_clock::now() + request_read_timeout_);
       current_stream = &strm;
-      ok = process_request(strm, close_connection, connection_closed,
-                           [ssl](httplib::Request& req) { req.ssl = ssl; });
+      ok = ProcessRequest(strm, close_connection, connection_closed, ssl);
       current_stream = nullptr;
       strm.SetRequestDeadline(std::nullopt);
       ok = strm.Flush() && ok;
