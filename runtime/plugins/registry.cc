@@ -4,7 +4,9 @@
 //   XGBoost, Flux                    precedes DMLC_* as it precedes PET_* for Torch
 //   TrainJobStatus                   feature gate TrainJobStatus: its env follows the ML env
 //   JobSet                           last: it builds the JobSet from everything above
-// Adding a plugin is one line here plus its folder.
+// This list is the only one: the build links every plugin folder on its own. Adding a plugin is
+// its folder, its include and one line here, plus what docs/design/adding-a-plugin.md lists for
+// the extension points it implements.
 #include "runtime/plugins/registry.h"
 
 #include "runtime/plugins/coscheduling/coscheduling.h"
