@@ -87,6 +87,59 @@ AdmissionResponse AdmissionResponse::WithWarnings(std::vector<std::string> more)
   return std::move(*this);
 }
 
+namespace {
+
+// kind and apiVersion of the AdmissionReview, each checked only when set.
+Status ReadReviewType(const json::Value& doc, AdmissionRequest& out) {
+  std::string kind, api_version;
+  RETURN_IF_ERROR(ReadString(doc, "kind", "kind", &kind));
+  RETURN_IF_ERROR(ReadString(doc, "apiVersion", "apiVersion", &api_version));
+  if (!kind.empty() && kind != "AdmissionReview") {
+    return InvalidArgumentError("expected kind AdmissionReview, got \"" + kind + "\"");
+  }
+  if (!api_version.empty()) {
+    if (api_version != kAdmissionApiVersion && api_version != kAdmissionApiVersionBeta) {
+      return InvalidArgumentError("unsupported AdmissionReview apiVersion \"" + api_version + "\"");
+    }
+    out.review_api_version = api_version;
+  }
+  return OkStatus();
+}
+
+// The fields of request we use; object and oldObject are moved out of `req`.
+Status ReadRequest(json::Value& req, AdmissionRequest& out) {
+  RETURN_IF_ERROR(ReadString(req, "uid", "request.uid", &out.uid));
+  RETURN_IF_ERROR(ReadString(req, "operation", "request.operation", &out.operation));
+  RETURN_IF_ERROR(ReadString(req, "name", "request.name", &out.name));
+  RETURN_IF_ERROR(ReadString(req, "namespace", "request.namespace", &out.namespace_));
+  RETURN_IF_ERROR(ReadString(req, "subResource", "request.subResource", &out.sub_resource));
+  RETURN_IF_ERROR(ReadGvk(req, "kind", "kind", &out.group, &out.version, &out.kind));
+  std::string rg, rv;
+  RETURN_IF_ERROR(ReadGvk(req, "resource", "resource", &rg, &rv, &out.resource));
+  RETURN_IF_ERROR(json::GetBool(req, "dryRun", "request.dryRun", &out.dry_run));
+  const json::Value* user = nullptr;
+  RETURN_IF_ERROR(json::GetObject(req, "userInfo", "request.userInfo", &user));
+  if (user != nullptr) {
+    RETURN_IF_ERROR(ReadString(*user, "username", "request.userInfo.username", &out.username));
+  }
+  for (auto [key, dest] :
+       {std::pair<std::string_view, json::Value*>{"object", &out.object},
+        std::pair<std::string_view, json::Value*>{"oldObject", &out.old_object}}) {
+    json::Value* v = req.Find(key);
+    if (v == nullptr || v->IsNull()) {
+      continue;
+    }
+    if (!v->IsObject()) {
+      return InvalidArgumentError("request." + std::string(key) + ": expected object, got " +
+                                  std::string(json::DescribeType(*v)));
+    }
+    *dest = std::move(*v);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   if (body.empty()) {
     return InvalidArgumentError("request body is empty");
@@ -102,18 +155,7 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
                                 std::string(json::DescribeType(doc)));
   }
   AdmissionRequest out;
-  std::string kind, api_version;
-  RETURN_IF_ERROR(ReadString(doc, "kind", "kind", &kind));
-  RETURN_IF_ERROR(ReadString(doc, "apiVersion", "apiVersion", &api_version));
-  if (!kind.empty() && kind != "AdmissionReview") {
-    return InvalidArgumentError("expected kind AdmissionReview, got \"" + kind + "\"");
-  }
-  if (!api_version.empty()) {
-    if (api_version != kAdmissionApiVersion && api_version != kAdmissionApiVersionBeta) {
-      return InvalidArgumentError("unsupported AdmissionReview apiVersion \"" + api_version + "\"");
-    }
-    out.review_api_version = api_version;
-  }
+  RETURN_IF_ERROR(ReadReviewType(doc, out));
   json::Value* req = doc.Find("request");
   if (req == nullptr || req->IsNull()) {
     return InvalidArgumentError("AdmissionReview has no request");
@@ -122,33 +164,7 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
     return InvalidArgumentError("request: expected object, got " +
                                 std::string(json::DescribeType(*req)));
   }
-  RETURN_IF_ERROR(ReadString(*req, "uid", "request.uid", &out.uid));
-  RETURN_IF_ERROR(ReadString(*req, "operation", "request.operation", &out.operation));
-  RETURN_IF_ERROR(ReadString(*req, "name", "request.name", &out.name));
-  RETURN_IF_ERROR(ReadString(*req, "namespace", "request.namespace", &out.namespace_));
-  RETURN_IF_ERROR(ReadString(*req, "subResource", "request.subResource", &out.sub_resource));
-  RETURN_IF_ERROR(ReadGvk(*req, "kind", "kind", &out.group, &out.version, &out.kind));
-  std::string rg, rv;
-  RETURN_IF_ERROR(ReadGvk(*req, "resource", "resource", &rg, &rv, &out.resource));
-  RETURN_IF_ERROR(json::GetBool(*req, "dryRun", "request.dryRun", &out.dry_run));
-  const json::Value* user = nullptr;
-  RETURN_IF_ERROR(json::GetObject(*req, "userInfo", "request.userInfo", &user));
-  if (user != nullptr) {
-    RETURN_IF_ERROR(ReadString(*user, "username", "request.userInfo.username", &out.username));
-  }
-  for (auto [key, dest] :
-       {std::pair<std::string_view, json::Value*>{"object", &out.object},
-        std::pair<std::string_view, json::Value*>{"oldObject", &out.old_object}}) {
-    json::Value* v = req->Find(key);
-    if (v == nullptr || v->IsNull()) {
-      continue;
-    }
-    if (!v->IsObject()) {
-      return InvalidArgumentError("request." + std::string(key) + ": expected object, got " +
-                                  std::string(json::DescribeType(*v)));
-    }
-    *dest = std::move(*v);
-  }
+  RETURN_IF_ERROR(ReadRequest(*req, out));
   return out;
 }
 

@@ -35,6 +35,62 @@ const json::Value* SpecOf(const json::Value& doc) {
   return spec != nullptr && spec->IsObject() ? spec : nullptr;
 }
 
+// Translates the received spec.podTemplateOverrides into job.spec.runtime_patches (replacing a
+// previous translation in place) and appends the warnings. Returns the index of the translated
+// entry (nullopt when nothing was translated); an error is the denial.
+StatusOr<std::optional<size_t>> TranslateOverrides(api::TrainJob& job,
+                                                   std::vector<std::string>& warnings) {
+  const json::Value* spec = SpecOf(job.raw);
+  if (spec == nullptr || !spec->Has("podTemplateOverrides")) {
+    return std::optional<size_t>();
+  }
+  ASSIGN_OR_RETURN(api::TranslationResult tr, api::TranslatePodTemplateOverrides(*spec));
+  std::optional<size_t> translated_index;
+  if (!tr.runtime_patches.empty()) {
+    const json::Value& entry = tr.runtime_patches.at(0);
+    api::RuntimePatch patch;
+    patch.manager = api::kPodTemplateOverridesManager;
+    if (const json::Value* s = entry.Find("trainingRuntimeSpec")) {
+      patch.training_runtime_spec = s->Clone();
+    }
+    auto& patches = job.spec.runtime_patches;
+    translated_index = std::min(tr.index, patches.size());
+    if (*translated_index < patches.size()) {
+      patches[*translated_index] = std::move(patch);
+    } else {
+      patches.push_back(std::move(patch));
+    }
+  }
+  for (std::string& w : tr.warnings) {
+    warnings.push_back(std::move(w));
+  }
+  return translated_index;
+}
+
+// spec.runtimePatches as the defaulter answers it: each received entry keeps every field it has
+// (known or not) and gets its time; the translated entry is ours and written whole.
+json::Value RuntimePatchesAfterDefaulting(const api::TrainJob& job, const json::Value* received,
+                                          std::optional<size_t> translated_index) {
+  json::Value patches = json::Value::Array();
+  for (size_t i = 0; i < job.spec.runtime_patches.size(); ++i) {
+    const api::RuntimePatch& typed = job.spec.runtime_patches[i];
+    json::Value entry;
+    if (translated_index && i == *translated_index) {
+      entry = api::EncodeRuntimePatch(typed);
+    } else if (received != nullptr && received->IsArray() && i < received->size() &&
+               received->at(i).IsObject()) {
+      entry = received->at(i).Clone();
+    } else {
+      entry = api::EncodeRuntimePatch(typed);
+    }
+    if (typed.time) {
+      entry.Set("time", json::Value(*typed.time));
+    }
+    patches.PushBack(std::move(entry));
+  }
+  return patches;
+}
+
 }  // namespace
 
 std::string NowRfc3339() {
@@ -66,30 +122,9 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
 
   // podTemplateOverrides -> one runtimePatches entry (at `translated_index`).
   std::vector<std::string> warnings;
-  std::optional<size_t> translated_index;
-  const json::Value& object = job->raw;  // the received document
-  if (const json::Value* spec = SpecOf(object);
-      spec != nullptr && spec->Has("podTemplateOverrides")) {
-    StatusOr<api::TranslationResult> tr = api::TranslatePodTemplateOverrides(*spec);
-    if (!tr.ok()) {
-      return AdmissionResponse::Denied(tr.status().message());
-    }
-    if (!tr->runtime_patches.empty()) {
-      const json::Value& entry = tr->runtime_patches.at(0);
-      api::RuntimePatch patch;
-      patch.manager = api::kPodTemplateOverridesManager;
-      if (const json::Value* s = entry.Find("trainingRuntimeSpec")) {
-        patch.training_runtime_spec = s->Clone();
-      }
-      auto& patches = job->spec.runtime_patches;
-      translated_index = std::min(tr->index, patches.size());
-      if (*translated_index < patches.size()) {
-        patches[*translated_index] = std::move(patch);
-      } else {
-        patches.push_back(std::move(patch));
-      }
-    }
-    warnings = std::move(tr->warnings);
+  StatusOr<std::optional<size_t>> translated_index = TranslateOverrides(*job, warnings);
+  if (!translated_index.ok()) {
+    return AdmissionResponse::Denied(translated_index.status().message());
   }
 
   api::DefaultRuntimePatchTimes(*job, old ? &*old : nullptr, now_());
@@ -100,27 +135,9 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   if (job->spec.runtime_patches.empty()) {
     return AdmissionResponse::Allowed().WithWarnings(std::move(warnings));
   }
-  const json::Value* received = nullptr;
-  if (const json::Value* spec = SpecOf(object)) {
-    received = spec->Find("runtimePatches");
-  }
-  json::Value patches = json::Value::Array();
-  for (size_t i = 0; i < job->spec.runtime_patches.size(); ++i) {
-    const api::RuntimePatch& typed = job->spec.runtime_patches[i];
-    json::Value entry;
-    if (translated_index && i == *translated_index) {
-      entry = api::EncodeRuntimePatch(typed);
-    } else if (received != nullptr && received->IsArray() && i < received->size() &&
-               received->at(i).IsObject()) {
-      entry = received->at(i).Clone();
-    } else {
-      entry = api::EncodeRuntimePatch(typed);
-    }
-    if (typed.time) {
-      entry.Set("time", json::Value(*typed.time));
-    }
-    patches.PushBack(std::move(entry));
-  }
+  const json::Value* spec = SpecOf(job->raw);
+  const json::Value* received = spec != nullptr ? spec->Find("runtimePatches") : nullptr;
+  json::Value patches = RuntimePatchesAfterDefaulting(*job, received, *translated_index);
   StatusOr<json::Value> ops = json::CreateJsonPatchAt("/spec/runtimePatches", received, patches);
   if (!ops.ok()) {
     return AdmissionResponse::Errored(500, "creating the patch: " + ops.status().message());
