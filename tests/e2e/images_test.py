@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The images hack/images/build.sh builds hold what the node runs and nothing a service does not
-use: the two services run as 65532 from a root file system without shell (the controller) or
-package manager, owned by root; their programs start from it (the ldd closure is complete); the
-Dockerfiles run the same recipe with the same user and entrypoint; the service images are smaller
-than upstream's manager image; the training images have torchrun / mpirun, sshd and mpiuser.
+use: the two services run as 65532 from a root file system without a shell, command-line tools
+(the webhook keeps its certificate in-process) or package manager, owned by root; their own
+programs are the only ones and start from it (the ldd closure is complete); the Dockerfiles run
+the same recipe with the same user and entrypoint; the service images are smaller than
+upstream's manager image; the training images have torchrun / mpirun, sshd and mpiuser.
 Prints every image's size.
 """
 import os
@@ -60,6 +61,12 @@ def check_service(image, archive, tmp):
         check(bad not in members, f"{image} has no {bad}")
     for bad in ("usr/bin/bash", "usr/bin/curl", "usr/bin/jq", "usr/bin/openssl"):
         check(bad not in members, f"{image} has no {bad}")
+    # The only programs are the service's own: hack/images/service.sh's programs_of.
+    own = {entry.lstrip("/")} | ({"usr/local/bin/trainer-render"}
+                                 if image == "trainer-controller" else set())
+    programs = {n for n, m in members.items() if m.isfile() and
+                n.startswith(("usr/bin/", "usr/sbin/", "usr/local/bin/", "usr/local/sbin/"))}
+    check(programs == own, f"{image}'s programs are {sorted(own)} (found {sorted(programs)[:8]})")
     writable = [n for n, m in members.items()
                 if not m.issym() and n != "tmp" and (m.uid != 0 or m.mode & 0o022)]
     check(not writable, f"{image}: every file is root's and not writable by others {writable[:5]}")
