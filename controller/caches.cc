@@ -77,6 +77,24 @@ void TrimUnowned(json::Value& obj) {
   obj.Erase("stringData");
 }
 
+void KeepCACertOnly(json::Value& secret) {
+  if (json::Value* meta = secret.Find("metadata")) meta->Erase("managedFields");
+  json::Value ca;
+  if (json::Value* data = secret.Find("data")) {
+    if (json::Value* v = data->Find("ca.crt")) ca = std::move(*v);
+  }
+  secret.Erase("binaryData");
+  secret.Erase("stringData");
+  json::Value& data = secret.Set("data", json::Value::Object());
+  if (!ca.IsNull()) data.Set("ca.crt", std::move(ca));
+}
+
+std::string CACertOf(const json::Value& secret) {
+  const json::Value* data = secret.Find("data");
+  const json::Value* ca = data != nullptr ? data->Find("ca.crt") : nullptr;
+  return ca != nullptr && ca->IsString() ? ca->AsString() : std::string();
+}
+
 void NamespaceMetadata(json::Value& ns) {
   json::Value* meta = ns.Find("metadata");
   json::Value slim = json::Value::Object();

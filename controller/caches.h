@@ -5,7 +5,8 @@
 //   ConfigMap/Secret of a TrainJob: everything but the managedFields beyond their managers;
 //                    of anyone else (they are all watched: an owner is not a selector): metadata;
 //   other owned kinds (PodGroups): everything, managedFields slimmed to the managers;
-//   kinds watched for a mapping (LimitRange, RuntimeClass): everything but managedFields.
+//   kinds watched for a mapping (LimitRange, RuntimeClass): everything but managedFields;
+//   the webhook certificate Secret (TrainJobStatus): metadata and ca.crt.
 // The managers list stays on owned objects for the applied-hash rule (UpToDate): without it an
 // edit by someone else would look up to date and never be taken back.
 #pragma once
@@ -33,5 +34,11 @@ void NamespaceMetadata(json::Value& ns);
 void SlimManagedFields(json::Value& obj);
 void TrimJobSet(json::Value& jobset);
 void TrimUnowned(json::Value& obj);
+// The webhook's certificate Secret with TrainJobStatus, whose ca.crt the TrainJobStatus plugin
+// copies into every TrainJob's <trainjob>-tls-config ConfigMap: cached with ca.crt only (never
+// the private key).
+void KeepCACertOnly(json::Value& secret);
+// Its ca.crt ("" when missing).
+std::string CACertOf(const json::Value& secret);
 
 }  // namespace trainer::controller

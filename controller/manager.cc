@@ -22,11 +22,13 @@
 #include "controller/metrics.h"
 #include "controller/overlay_reader.h"
 #include "controller/own_writes.h"
+#include "controller/progress.h"
 #include "controller/runtime_reconciler.h"
 #include "controller/trainjob_reconciler.h"
 #include "controller/worker_pool.h"
 #include "runtime/api/kinds.h"
 #include "runtime/core/registry.h"
+#include "runtime/features/features.h"
 #include "runtime/framework/indexer.h"
 
 namespace trainer::controller {
@@ -69,6 +71,14 @@ class ManagerImpl final : public Manager {
   void WireTrainJobEvents();
   void WireRuntimeEvents();
   void WireWatchedEvents(const WatchedKind& kind);
+  void WireProgress(metrics::Registry& registry);
+  bool TrainJobStatusEnabled() const {
+    return plugin_config_.feature_gates.Enabled(features::kTrainJobStatus);
+  }
+  bool IsWebhookSecret(const json::Value& obj) const {
+    return kube::Namespace(obj) == plugin_config_.operator_namespace &&
+           kube::Name(obj) == plugin_config_.webhook_secret_name;
+  }
   void RetryWaiting(const char* index, const std::string& value, const informer::Informer& from);
   void EnqueueTrainJob(const std::string& key, const informer::Informer& from);
   void StartControllers();
@@ -99,6 +109,10 @@ class ManagerImpl final : public Manager {
   }};
   std::unique_ptr<OverlayReader> overlay_;
   std::unique_ptr<core::Runtimes> runtimes_;
+  // What plugins read of the configuration (feature gates, the status server's Service, port
+  // and certificate Secret).
+  framework::Config plugin_config_;
+  std::shared_ptr<ProgressMetrics> progress_;  // gate TrainJobStatus
   std::unique_ptr<kube::EventRecorder> events_;
   std::unique_ptr<PrometheusWorkqueueMetrics> queue_metrics_;
   std::unique_ptr<TrainJobMetrics> trainjob_metrics_;
@@ -125,6 +139,13 @@ Status ManagerImpl::NewClient() {
                          ? default_namespace
                          : options_.leader_election_namespace;
   identity_ = leader::DefaultIdentity();
+  plugin_config_.feature_gates = options_.feature_gates;
+  plugin_config_.operator_namespace = options_.webhook_secret_namespace.empty()
+                                          ? default_namespace
+                                          : options_.webhook_secret_namespace;
+  plugin_config_.webhook_service_name = options_.webhook_service_name;
+  plugin_config_.webhook_secret_name = options_.webhook_secret_name;
+  plugin_config_.status_server_port = options_.status_server_port;
   return OkStatus();
 }
 
@@ -134,9 +155,10 @@ Status ManagerImpl::Init(service::Frame& frame) {
   queue_metrics_ = std::make_unique<PrometheusWorkqueueMetrics>(registry);
   trainjob_metrics_ = std::make_unique<TrainJobMetrics>(registry);
   overlay_ = std::make_unique<OverlayReader>(cache_, &own_writes_);
-  ASSIGN_OR_RETURN(runtimes_, core::Runtimes::New(*overlay_, [] {
-                     return kube::FormatTime(std::chrono::system_clock::now());
-                   }));
+  ASSIGN_OR_RETURN(runtimes_,
+                   core::Runtimes::New(
+                       *overlay_, [] { return kube::FormatTime(std::chrono::system_clock::now()); },
+                       plugins::Registry(), plugin_config_));
   RETURN_IF_ERROR(AddTrainJobAndRuntimeCaches());
   RETURN_IF_ERROR(AddWatchedCaches());
   if (auto it = watched_.find(api::kJobSetGVK); it != watched_.end()) {
@@ -155,6 +177,7 @@ Status ManagerImpl::Init(service::Frame& frame) {
   for (const auto& [gvk, kind] : watched_) {
     WireWatchedEvents(kind);
   }
+  WireProgress(registry);
   if (options_.leader_elect) {
     master_status_ = &leader::MasterStatusGauge(registry, options_.leader_election_id);
   }
@@ -213,7 +236,10 @@ void ManagerImpl::AddNamespaceCache() {
 // the watches of kinds that are not installed.
 Status ManagerImpl::AddWatchedCaches() {
   std::map<GroupVersionKind, bool> installed;
-  for (const framework::Watch& w : runtimes_->Watches()) {
+  std::vector<framework::Watch> watches = runtimes_->Watches();
+  // The TrainJobStatus plugin reads the webhook certificate Secret (and owns no Secret).
+  if (TrainJobStatusEnabled()) watches.push_back({.gvk = api::kSecretGVK});
+  for (const framework::Watch& w : watches) {
     if (w.only_if_installed) {
       const GroupVersionKind& need = *w.only_if_installed;
       if (!installed.contains(need)) {
@@ -230,7 +256,18 @@ Status ManagerImpl::AddWatchedCaches() {
     if (kind.informer == nullptr) {
       ASSIGN_OR_RETURN(const kube::ResourceMapping* m,
                        kube::MappingFor({w.gvk.group, w.gvk.version, w.gvk.kind}));
-      kind.informer = &AddInformer(w.gvk, CacheOptions(w, m->gvr));
+      informer::InformerOptions io = CacheOptions(w, m->gvr);
+      if (w.gvk == api::kSecretGVK && TrainJobStatusEnabled()) {
+        io.strip_managed_fields = false;
+        io.transform = [this, owned = std::move(io.transform)](json::Value& o) {
+          if (IsWebhookSecret(o)) {
+            KeepCACertOnly(o);
+          } else if (owned) {
+            owned(o);
+          }
+        };
+      }
+      kind.informer = &AddInformer(w.gvk, std::move(io));
     }
     kind.owned = kind.owned || w.owned_by_trainjob;
     if (w.trainjobs_for != nullptr && std::find(kind.mappings.begin(), kind.mappings.end(),
@@ -331,7 +368,10 @@ void ManagerImpl::WireTrainJobEvents() {
                             runtime_of(o);
                           },
                       .on_update =
-                          [this, &tj](const json::Value&, const json::Value& o) {
+                          [this, &tj, status = TrainJobStatusEnabled()](const json::Value& old_obj,
+                                                                        const json::Value& o) {
+                            // A progress report is the status server's business alone.
+                            if (status && OnlyTrainerStatusChanged(old_obj, o)) return;
                             EnqueueTrainJob(kube::ObjectKeyOf(o), tj);
                           },
                       .on_delete =
@@ -398,6 +438,39 @@ void ManagerImpl::WireWatchedEvents(const WatchedKind& kind) {
        .on_update = [=](const json::Value& old_obj,
                         const json::Value& o) { enqueue(concerned(&old_obj, o, false)); },
        .on_delete = [=](const json::Value& o) { enqueue(concerned(nullptr, o, true)); }});
+}
+
+// With TrainJobStatus: progress metrics from the TrainJob cache, and every TrainJob reconciled
+// again when the webhook certificate's CA changes, so that their tls-config ConfigMaps follow.
+void ManagerImpl::WireProgress(metrics::Registry& registry) {
+  if (!TrainJobStatusEnabled()) return;
+  progress_ = std::make_shared<ProgressMetrics>(options_.progress_stale_after);
+  registry.AddCollectable(progress_);
+  log::Info(
+      "TrainJobStatus: trainer pods report to the status server",
+      {{"service", plugin_config_.webhook_service_name + "." + plugin_config_.operator_namespace +
+                       ".svc:" + std::to_string(options_.status_server_port)},
+       {"secret", plugin_config_.operator_namespace + "/" + plugin_config_.webhook_secret_name}});
+  ProgressMetrics* progress = progress_.get();
+  trainjobs_->AddEventHandler(
+      {.on_add = [progress](const json::Value& o) { progress->Observe(o); },
+       .on_update = [progress](const json::Value&, const json::Value& o) { progress->Observe(o); },
+       .on_delete = [progress](const json::Value& o) { progress->Forget(o); }});
+  informer::Informer* secrets = watched_.at(api::kSecretGVK).informer;
+  secrets->AddEventHandler(
+      {.on_add = {},
+       .on_update =
+           [this, secrets](const json::Value& old_obj, const json::Value& o) {
+             if (!IsWebhookSecret(o) || !secrets->HasSynced() || CACertOf(old_obj) == CACertOf(o)) {
+               return;
+             }
+             log::Info("the webhook certificate's CA changed: updating every TrainJob's tls-config",
+                       {{"secret", kube::ObjectKeyOf(o)}});
+             for (const std::string& key : trainjobs_->store().Keys()) {
+               trainjob_pool_->AddBackground(key);
+             }
+           },
+       .on_delete = {}});
 }
 
 void ManagerImpl::StartControllers() {

@@ -15,13 +15,30 @@ struct ZapFlags {
   std::string log_level, encoder, devel, stacktrace_level, time_encoding;
 };
 
-std::vector<flags::Flag> ControllerFlags(Options& o) {
+std::vector<flags::Flag> ControllerFlags(Options& o, std::string* gates) {
   const double kMaxQps = std::numeric_limits<double>::max();
   return {
       {"kubeconfig", "Kubeconfig file; default $KUBECONFIG, in-cluster, then ~/.kube/config.",
        flags::String(&o.kubeconfig, "FILE")},
-      {"feature-gates", "Accepted for compatibility; no gate changes this binary.",
-       flags::String(&o.feature_gates, "GATES")},
+      {"feature-gates",
+       "Comma-separated Name=bool pairs over the file's featureGates. TrainJobStatus=true gives "
+       "trainer pods the status server's URL, CA and a token (alpha, off by default).",
+       flags::String(gates, "GATES")},
+      {"webhook-service-name",
+       "The Service of trainer-webhook, which serves the status server (TrainJobStatus).",
+       flags::String(&o.webhook_service_name, "NAME")},
+      {"webhook-secret-name",
+       "The serving certificate Secret whose ca.crt trainer pods trust (TrainJobStatus).",
+       flags::String(&o.webhook_secret_name, "NAME")},
+      {"webhook-secret-namespace",
+       "Namespace of that Secret and Service; default the pod's, else kubeflow-system.",
+       flags::String(&o.webhook_secret_namespace, "NAMESPACE")},
+      {"status-server-port", "The status server's port (or the file's statusServer.port).",
+       flags::Int(&o.status_server_port, 1, 65535)},
+      {"progress-stale-after",
+       "A running TrainJob whose last progress report is older than this counts as stale "
+       "(trainer_trainjob_progress_stale; TrainJobStatus).",
+       flags::Duration(&o.progress_stale_after, std::chrono::seconds(1))},
       {"trainjob-workers",
        "Concurrent TrainJob reconciles (or the file's groupKindConcurrency of TrainJobs).",
        flags::Int(&o.trainjob_workers, 1, 1000)},
@@ -65,8 +82,9 @@ std::vector<flags::Flag> ZapFlagList(ZapFlags& z) {
   };
 }
 
-flags::FlagSet Flags(Options& o, ZapFlags& z) {
-  std::vector<flags::Flag> all = service::ServiceFlags(o.frame, ControllerFlags(o));
+// `gates` receives --feature-gates, applied over the file's featureGates once it is read.
+flags::FlagSet Flags(Options& o, ZapFlags& z, std::string* gates) {
+  std::vector<flags::Flag> all = service::ServiceFlags(o.frame, ControllerFlags(o, gates));
   for (flags::Flag& f : ZapFlagList(z)) {
     all.push_back(std::move(f));
   }
@@ -81,6 +99,13 @@ void ApplyConfiguration(const service::Configuration& cfg, const flags::FlagSet&
       it != cfg.group_kind_concurrency.end() && !fs.Given("trainjob-workers")) {
     o.trainjob_workers = it->second;
   }
+  if (cfg.Has("certManagement.webhookServiceName") && !fs.Given("webhook-service-name")) {
+    o.webhook_service_name = cfg.webhook_service_name;
+  }
+  if (cfg.Has("certManagement.webhookSecretName") && !fs.Given("webhook-secret-name")) {
+    o.webhook_secret_name = cfg.webhook_secret_name;
+  }
+  if (!fs.Given("status-server-port")) o.status_server_port = cfg.status_server_port;
   if (!fs.Given("kube-api-qps")) o.kube_api_qps = cfg.qps.value_or(0);
   if (!fs.Given("kube-api-burst")) o.kube_api_burst = cfg.burst.value_or(0);
   if (cfg.leader_election) {
@@ -111,13 +136,15 @@ void ApplyZap(const ZapFlags& z, const flags::FlagSet& fs, Options& o) {
 std::string Usage() {
   Options o;
   ZapFlags z;
-  return Flags(o, z).Usage();
+  std::string gates;
+  return Flags(o, z, &gates).Usage();
 }
 
 StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   Options o;
   ZapFlags z;
-  flags::FlagSet fs = Flags(o, z);
+  std::string gates;
+  flags::FlagSet fs = Flags(o, z, &gates);
   RETURN_IF_ERROR(fs.Parse(args));
   o.help = fs.help();
   ApplyZap(z, fs, o);
@@ -125,9 +152,14 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
       std::optional<service::Configuration> cfg,
       service::LoadConfiguration(fs,
                                  {"leaderElection", "clientConnection",
-                                  "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]"},
+                                  "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]",
+                                  "featureGates", "certManagement.webhookServiceName",
+                                  "certManagement.webhookSecretName", "statusServer.port"},
                                  o.frame));
   if (cfg) ApplyConfiguration(*cfg, fs, o);
+  ASSIGN_OR_RETURN(
+      o.feature_gates,
+      features::FromConfigAndFlag(cfg ? cfg->feature_gates : std::map<std::string, bool>{}, gates));
   if (o.trainjob_workers < 1 || o.trainjob_workers > 1000) {
     return InvalidArgumentError(
         "controller.groupKindConcurrency[" + std::string(kTrainJobGroupKind) +

@@ -1,11 +1,13 @@
 // Options of trainer-controller: command-line flags (common/flags) and, with --config, upstream's
 // Configuration file (common/service/configuration.h). `trainer-controller --help` lists the
 // flags. Of the file, the controller uses leaderElection, metrics, health.healthProbeBindAddress,
-// clientConnection (qps/burst; upstream's defaults 50/100 apply whenever a file is given) and
-// controller.groupKindConcurrency of TrainJobs; the rest (webhook, certManagement, statusServer,
-// featureGates, tls, ...) is logged as ignored. --feature-gates and the --zap-* flags are accepted
-// so upstream's command lines start: a numeric --zap-log-level sets the verbosity and
-// --zap-encoder=json JSON logs, unless -v or --log-format are given.
+// clientConnection (qps/burst; upstream's defaults 50/100 apply whenever a file is given),
+// controller.groupKindConcurrency of TrainJobs, featureGates, and what the TrainJobStatus plugin
+// reads: certManagement's Service and Secret names (as the file sets them; without a file, ours)
+// and statusServer.port; the rest (webhook, certManagement.enable, tls, ...) is logged as
+// ignored. The --zap-* flags are accepted so upstream's command lines start: a numeric
+// --zap-log-level sets the verbosity and --zap-encoder=json JSON logs, unless -v or --log-format
+// are given.
 //
 // Precedence: an explicitly given flag, then the file, then the default.
 //
@@ -18,6 +20,7 @@
 
 #include "common/service/frame.h"
 #include "common/status/status.h"
+#include "runtime/features/features.h"
 
 namespace trainer::controller {
 
@@ -25,7 +28,18 @@ inline constexpr char kTrainJobGroupKind[] = "TrainJob.trainer.kubeflow.org";
 
 struct Options {
   std::string kubeconfig;
-  std::string feature_gates;  // accepted for drop-in compatibility; no gate affects this binary
+  // --feature-gates over the file's featureGates. TrainJobStatus runs the TrainJobStatus plugin.
+  features::FeatureGates feature_gates;
+  // The status server the TrainJobStatus plugin points trainer pods at: the webhook Service
+  // (trainer-webhook.<namespace>.svc), its port, and the certificate Secret whose ca.crt the
+  // pods trust; the namespace of both ("" = the pod's, else kubeflow-system, as upstream).
+  std::string webhook_service_name = "trainer-webhook";
+  std::string webhook_secret_name = "kubeflow-trainer-webhook-cert";
+  std::string webhook_secret_namespace;
+  int status_server_port = 10443;
+  // A running TrainJob whose last progress report is older than this is stale
+  // (trainer_trainjob_progress_stale).
+  std::chrono::milliseconds progress_stale_after{std::chrono::minutes(10)};
   int trainjob_workers = 5;
   int runtime_workers = 1;
   // Client-side rate limit: 0 = off (the apiserver's priority and fairness limits us; see

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "runtime/features/features.h"
+
 namespace trainer::controller {
 namespace {
 
@@ -74,9 +76,41 @@ TEST_CASE("the file's fields the controller does not use are listed once", "[opt
             "health.readinessEndpointName", "health.livenessEndpointName", "webhook.port",
             "controller.groupKindConcurrency[TrainingRuntime.trainer.kubeflow.org]",
             "controller.groupKindConcurrency[ClusterTrainingRuntime.trainer.kubeflow.org]",
-            "certManagement.enable", "certManagement.webhookServiceName",
-            "certManagement.webhookSecretName", "statusServer.port", "statusServer.qps",
-            "statusServer.burst"});
+            "certManagement.enable", "statusServer.qps", "statusServer.burst"});
+  // What the TrainJobStatus plugin reads, as the file sets it: upstream's Service name.
+  CHECK(o->webhook_service_name == "kubeflow-trainer-controller-manager");
+  CHECK(o->webhook_secret_name == "kubeflow-trainer-webhook-cert");
+  CHECK(o->status_server_port == 10443);
+  CHECK_FALSE(o->feature_gates.Enabled(features::kTrainJobStatus));
+}
+
+TEST_CASE("TrainJobStatus: the gate and what its plugin reads", "[options]") {
+  StatusOr<Options> o = ParseOptions({});
+  REQUIRE(o.ok());
+  CHECK_FALSE(o->feature_gates.Enabled(features::kTrainJobStatus));
+  CHECK(o->webhook_service_name == "trainer-webhook");
+  CHECK(o->webhook_secret_name == "kubeflow-trainer-webhook-cert");
+  CHECK(o->webhook_secret_namespace.empty());
+  CHECK(o->status_server_port == 10443);
+  CHECK(o->progress_stale_after == std::chrono::minutes(10));
+  o = ParseOptions({"--feature-gates=TrainJobStatus=true", "--webhook-service-name=svc",
+                    "--webhook-secret-name=s", "--webhook-secret-namespace=ops",
+                    "--status-server-port=8443", "--progress-stale-after=90s"});
+  REQUIRE(o.ok());
+  CHECK(o->feature_gates.Enabled(features::kTrainJobStatus));
+  CHECK(o->webhook_service_name == "svc");
+  CHECK(o->webhook_secret_name == "s");
+  CHECK(o->webhook_secret_namespace == "ops");
+  CHECK(o->status_server_port == 8443);
+  CHECK(o->progress_stale_after == std::chrono::seconds(90));
+  CHECK(ParseOptions({"--feature-gates=TrainJobStatus"}).status().message() ==
+        "flag \"--feature-gates\": missing bool value for TrainJobStatus");
+  // The flag wins over the file's featureGates.
+  o = ParseOptions({"--config", kUpstreamConfig, "--feature-gates=TrainJobStatus=true",
+                    "--webhook-service-name=trainer-webhook"});
+  REQUIRE(o.ok());
+  CHECK(o->feature_gates.Enabled(features::kTrainJobStatus));
+  CHECK(o->webhook_service_name == "trainer-webhook");
 }
 
 }  // namespace
