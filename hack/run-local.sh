@@ -24,6 +24,14 @@
 #                                               tests/e2e/install_on_node.py): both services and the
 #                                               JobSet controller run as pods. Prints how to submit
 #                                               examples/local/torch-ddp.yaml and watch it train.
+#   hack/run-local.sh up --feature-gates=TrainJobStatus=true
+#                                               both services with the gate (comma-separated
+#                                               Name=bool, as their flag): trainer-webhook also
+#                                               serves the TrainJob status server on 127.0.0.1
+#                                               (deploy/components/trainjob-status's RBAC), the
+#                                               certificate Secret holds the local CA, and env gets
+#                                               TRAINER_STATUS_URL and TRAINER_STATUS_CA
+#                                               (docs/progress.md)
 #   hack/run-local.sh down                      stop everything `up` started
 #
 # State lives in $TRAINER_LOCAL_DIR (default .local/, git-ignored): kubeconfig (admin, always
@@ -99,15 +107,35 @@ yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)'
 
 http_ok() { curl -fsS "$1" >/dev/null; }
 
+# Whether gate NAME is true in a --feature-gates value ("A=true,B=false"; the last setting wins,
+# values as Go's strconv.ParseBool). The services validate the value themselves.
+gate_enabled() { # NAME GATES
+  local item key value on=1
+  local IFS=,
+  for item in $2; do
+    key=${item%%=*} value=${item#*=}
+    key=${key//[[:space:]]/} value=${value//[[:space:]]/}
+    [[ $key == "$1" ]] || continue
+    case $value in 1 | t | T | true | True | TRUE) on=0 ;; *) on=1 ;; esac
+  done
+  return $on
+}
+
 up() {
-  local with_jobset=1 in_cluster=0 arg
+  local with_jobset=1 in_cluster=0 gates="" arg
   for arg in "$@"; do
     case "$arg" in
       --no-jobset-controller) with_jobset=0 ;;
       --in-cluster) in_cluster=1 ;;
-      *) die "unknown argument '$arg' (usage: hack/run-local.sh [up [--no-jobset-controller|--in-cluster]|down])" ;;
+      --feature-gates=*) gates=${arg#--feature-gates=} ;;
+      *) die "unknown argument '$arg' (usage: hack/run-local.sh [up [--no-jobset-controller|--in-cluster|--feature-gates=K=V,...]|down])" ;;
     esac
   done
+  local status_gate=0
+  gate_enabled TrainJobStatus "$gates" && status_gate=1
+  if ((in_cluster)) && [[ -n $gates ]]; then
+    die "--feature-gates applies to the local processes; in-cluster, add deploy/components/trainjob-status to the kustomization (docs/progress.md)"
+  fi
   if [[ -d "$TESTBED_DIR" ]] && [[ -n "$(testbed_live_processes)" ]]; then
     die "already running in $state (hack/run-local.sh down first)"
   fi
@@ -148,13 +176,29 @@ up() {
   sa_kubeconfig trainer-controller
   webhook_pki
 
+  local gate_flags=() status_flags=() st_port=""
+  [[ -n $gates ]] && gate_flags=(--feature-gates="$gates")
+  if ((status_gate)); then
+    st_port=$(testbed_free_port)
+    status_flags=(--status-server-port="$st_port")
+    say "TrainJobStatus: the status server's RBAC, and Secret $NS/kubeflow-trainer-webhook-cert with the local CA"
+    testbed_kubectl apply --server-side --field-manager=trainer-deploy \
+      -f deploy/components/trainjob-status/rbac.yaml >/dev/null
+    # What a cert component keeps in-cluster; the TrainJobStatus plugin copies its ca.crt.
+    testbed_kubectl -n "$NS" create secret generic kubeflow-trainer-webhook-cert --dry-run=client -o json \
+      --from-file=ca.crt="$state/pki/ca.crt" --from-file=tls.crt="$state/pki/serving-certs/tls.crt" \
+      --from-file=tls.key="$state/pki/serving-certs/tls.key" |
+      testbed_kubectl apply --server-side --field-manager=trainer-deploy -f - >/dev/null
+  fi
+
   local wh_port wh_metrics wh_health ctl_metrics ctl_health
   wh_port=$(testbed_free_port) wh_metrics=$(testbed_free_port) wh_health=$(testbed_free_port)
   ctl_metrics=$(testbed_free_port) ctl_health=$(testbed_free_port)
   say "starting trainer-webhook (ServiceAccount $NS/trainer-webhook) on https://127.0.0.1:$wh_port"
   testbed_start trainer-webhook "$(realpath "$bin/trainer-webhook")" --port="$wh_port" \
     --cert-dir="$state/pki/serving-certs" --metrics-bind-address="127.0.0.1:$wh_metrics" \
-    --health-probe-bind-address="127.0.0.1:$wh_health" --kubeconfig="$state/trainer-webhook.kubeconfig"
+    --health-probe-bind-address="127.0.0.1:$wh_health" --kubeconfig="$state/trainer-webhook.kubeconfig" \
+    "${gate_flags[@]}" "${status_flags[@]}"
   testbed_wait_for "trainer-webhook /readyz" 60 http_ok "http://127.0.0.1:$wh_health/readyz" ||
     { tail -n 20 "$TESTBED_DIR/logs/trainer-webhook.log" >&2; die "trainer-webhook did not get ready"; }
   testbed_kubectl kustomize deploy/base | testbed_kubectl create --dry-run=client -o json -f - |
@@ -166,7 +210,8 @@ up() {
   testbed_start trainer-controller "$(realpath "$bin/trainer-controller")" \
     --kubeconfig="$state/trainer-controller.kubeconfig" --leader-elect \
     --leader-election-namespace="$NS" --metrics-bind-address="127.0.0.1:$ctl_metrics" \
-    --metrics-secure-serving=false --health-probe-bind-address="127.0.0.1:$ctl_health"
+    --metrics-secure-serving=false --health-probe-bind-address="127.0.0.1:$ctl_health" \
+    "${gate_flags[@]}"
   testbed_wait_for "trainer-controller /readyz" 60 http_ok "http://127.0.0.1:$ctl_health/readyz" ||
     { tail -n 20 "$TESTBED_DIR/logs/trainer-controller.log" >&2; die "trainer-controller did not get ready"; }
   testbed_wait_for "trainer-controller to hold the Lease" 60 lease_held ||
@@ -186,6 +231,13 @@ export TRAINER_CONTROLLER_HEALTH_URL='http://127.0.0.1:$ctl_health'
 export TRAINER_LOGS_DIR='$TESTBED_DIR/logs'
 export TRAINER_JOBSET_CONTROLLER=$with_jobset
 EOF
+  if ((status_gate)); then
+    cat >>"$state/env" <<EOF
+export TRAINER_FEATURE_GATES='$gates'
+export TRAINER_STATUS_URL='https://127.0.0.1:$st_port'
+export TRAINER_STATUS_CA='$state/pki/ca.crt'
+EOF
+  fi
 
   if ((with_jobset)); then
     run_example
@@ -197,6 +249,7 @@ EOF
   say "  logs              $TESTBED_DIR/logs/ (trainer-webhook.log, trainer-controller.log, ...)"
   say "  metrics           webhook http://127.0.0.1:$wh_metrics/metrics"
   say "                    controller http://127.0.0.1:$ctl_metrics/metrics"
+  ((status_gate)) && say "  status server     https://127.0.0.1:$st_port (CA $state/pki/ca.crt; docs/progress.md)"
   say "  env               source $state/env"
   say "  stop with         hack/run-local.sh down"
 }
