@@ -158,6 +158,9 @@ up() {
 
   local tb_args=()
   ((with_jobset)) && tb_args+=(--all)
+  # Trainer pods then carry a projected serviceAccountToken volume, which the apiserver accepts
+  # only in a pod with a ServiceAccount: the default one, as a real cluster's admission sets it.
+  ((status_gate)) && tb_args+=(--service-accounts)
   hack/testbed/up.sh "${tb_args[@]}" >/dev/null
   source "$TESTBED_DIR/env"
   cp "$KUBECONFIG" "$state/kubeconfig"

@@ -155,11 +155,16 @@ testbed_stop() {
   rm -f "$TESTBED_DIR/pids/$name"
 }
 
-# testbed_start_kcm [--node]: kube-controller-manager with what tests rely on (ownerReference
-# garbage collection, namespace deletion, Jobs); with --node also what a real node needs
-# (Deployments, Service endpoints, node lifecycle, ServiceAccounts and their root CA ConfigMap).
+# testbed_start_kcm [--node|--service-accounts]: kube-controller-manager with what tests rely on
+# (ownerReference garbage collection, namespace deletion, Jobs); with --node also what a real node
+# needs (Deployments, Service endpoints, node lifecycle, ServiceAccounts and their root CA
+# ConfigMap); with --service-accounts only the ServiceAccounts and their root CA ConfigMap.
 testbed_start_kcm() {
   local controllers=garbage-collector-controller,namespace-controller,job-controller extra=()
+  if [[ "${1:-}" == --service-accounts ]]; then
+    controllers+=,serviceaccount-controller,root-ca-certificate-publisher-controller
+    extra=(--root-ca-file="$TESTBED_DIR/pki/ca.crt")
+  fi
   if [[ "${1:-}" == --node ]]; then
     controllers+=,deployment-controller,replicaset-controller,disruption-controller
     controllers+=,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller

@@ -5,6 +5,7 @@
 # JobSet and both PodGroup CRDs. Builds the binaries first if needed (hack/testbed/build.sh).
 #
 # Usage: hack/testbed/up.sh [--no-crds] [--jobset-controller] [--scheduler] [--kwok] [--all] [--node]
+#                          [--service-accounts]
 #   --no-crds            skip the CRDs (hack/testbed/install-crds.sh; --install-crds, the
 #                        default, is accepted too)
 #   --jobset-controller  run the JobSet controller, its webhooks registered by URL on 127.0.0.1
@@ -16,13 +17,16 @@
 #   --node               a real node (hack/testbed/node.sh: containerd, kubelet, kube-proxy,
 #                        CoreDNS; needs root) and kube-scheduler; the control plane then runs with
 #                        ServiceAccount admission and the controllers a node needs
+#   --service-accounts   ServiceAccount admission and the ServiceAccount controllers without a
+#                        node: pods get their namespace's default ServiceAccount, as in a real
+#                        cluster (a projected serviceAccountToken volume needs one; TrainJobStatus)
 # The optional parts are started by hack/testbed/add.sh, which can also add them later.
 # Refuses to start on a directory whose processes still run; stale state is cleaned up. Stop
 # with hack/testbed/down.sh. See hack/testbed/README.md for the layout of $TESTBED_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-want_crds=1 want_jobset=0 want_scheduler=0 want_kwok=0 want_node=0
+want_crds=1 want_jobset=0 want_scheduler=0 want_kwok=0 want_node=0 want_sa=0
 for arg in "$@"; do
   case "$arg" in
     --install-crds) want_crds=1 ;;
@@ -32,6 +36,7 @@ for arg in "$@"; do
     --kwok) want_kwok=1 ;;
     --all) want_jobset=1 want_scheduler=1 want_kwok=1 ;;
     --node) want_node=1 want_scheduler=1 ;;
+    --service-accounts) want_sa=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) testbed_die "unknown argument '$arg' (see $0 --help)" ;;
   esac
@@ -135,6 +140,7 @@ API_PORT=$(testbed_free_port)
 # KWOK without ServiceAccounts). A node's pods run in-cluster clients, so it is on then.
 admission=(--disable-admission-plugins=ServiceAccount)
 ((want_node)) && admission=(--kubelet-preferred-address-types=InternalIP)
+((want_sa && !want_node)) && admission=()
 API_URL="https://127.0.0.1:$API_PORT"
 testbed_start kube-apiserver "$BIN/kube-apiserver" \
   --etcd-servers="$ETCD_URL" \
@@ -167,6 +173,7 @@ chmod 600 "$KC"
 
 # --- kube-controller-manager ---------------------------------------------------------------------
 kcm_args=()
+((want_sa)) && kcm_args=(--service-accounts)
 ((want_node)) && kcm_args=(--node)
 testbed_start_kcm "${kcm_args[@]}"
 testbed_wait_for "namespace default" 30 testbed_kubectl get namespace default
