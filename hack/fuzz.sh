@@ -20,7 +20,7 @@ seconds="${1:-60}"
 seed="${FUZZ_SEED:-0}"  # 0: libFuzzer picks one (printed in each target's log)
 build_dir="${BUILD_DIR:-build-fuzz}"
 jobs="${JOBS:-2}"
-targets=(${TARGETS:-admission_review yaml_to_json api_decode quantity json_patch watch_decoder kubeconfig jobset_status})
+targets=(${TARGETS:-admission_review yaml_to_json api_decode quantity json_patch watch_decoder kubeconfig jobset_status status_request jwt_parse})
 
 step() { echo "[fuzz.sh $(date +%H:%M:%S)] $*"; }
 
