@@ -4,11 +4,17 @@ Runs what a data scientist runs: list/get runtimes (the SDK keeps only runtimes 
 trainer.kubeflow.org/framework label), train() with a CustomTrainer (the SDK turns the function
 into the container command and sends resources as JSON numbers, {"cpu": 1.0}), wait for
 Complete, get_job, list_jobs, delete_job. KUBECONFIG is the local run's admin kubeconfig.
+
+With the local run's TrainJobStatus gate on (TRAINER_STATUS_URL in its env), the job also reports
+progress through examples/progress/kubeflow_progress.py as soon as it exists, and the SDK must
+read the job the same way with status.trainerStatus present.
 """
 import os
 import subprocess
 import sys
 import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 
 from kubeflow.common.types import KubernetesBackendConfig
 from kubeflow.trainer import CustomTrainer, TrainerClient
@@ -25,6 +31,32 @@ def check(cond, what):
 
 def train_fn():
     print("hello from the SDK")
+
+
+def report_progress(kubectl, name):
+    """Reports 50% for TrainJob `name` as its trainer would, with a token of the namespace's
+    default ServiceAccount for the TrainJob's audience."""
+    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{NAMESPACE}/trainjobs/{name}/status"
+    token = subprocess.run(kubectl + ["-n", NAMESPACE, "create", "token", "default",
+                                      "--audience=trainer.kubeflow.org/v1alpha1/namespaces/"
+                                      f"{NAMESPACE}/trainjobs/{name}/status"],
+                           capture_output=True, text=True)
+    check(token.returncode == 0, f"kubectl create token: {token.stderr.strip()}")
+    token_file = os.path.join(os.environ["TRAINER_LOCAL_DIR"], "sdk-progress-token")
+    with open(token_file, "w") as f:
+        f.write(token.stdout)
+    env = dict(os.environ, KUBEFLOW_TRAINER_SERVER_URL=os.environ["TRAINER_STATUS_URL"] + path,
+               KUBEFLOW_TRAINER_SERVER_CA_CERT=os.environ["TRAINER_STATUS_CA"],
+               KUBEFLOW_TRAINER_SERVER_TOKEN=token_file)
+    sent = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "progress",
+                                                        "kubeflow_progress.py"),
+                           "--progress", "50", "--eta", "30", "--metric", "loss=0.25"],
+                          env=env, capture_output=True, text=True)
+    check(sent.returncode == 0, f"the example reporter reported: {sent.stderr.strip()}")
+    got = subprocess.run(kubectl + ["-n", NAMESPACE, "get", "trainjob", name, "-o",
+                                    "jsonpath={.status.trainerStatus.progressPercentage}"],
+                         capture_output=True, text=True)
+    check(got.stdout == "50", f"status.trainerStatus.progressPercentage is {got.stdout!r}")
 
 
 def main():
@@ -51,6 +83,8 @@ def main():
                                     "jsonpath={.spec.trainer.resourcesPerNode.requests.cpu}"],
                          capture_output=True, text=True)
     check(raw.returncode == 0 and raw.stdout != "", f"TrainJob stored with cpu {raw.stdout!r}")
+    if os.environ.get("TRAINER_STATUS_URL"):
+        report_progress(kubectl, name)
     job = client.wait_for_job_status(name, status={"Complete"}, timeout=180, polling_interval=1)
     check(job.status == "Complete", f"wait_for_job_status: {job.status}")
     job = client.get_job(name)
