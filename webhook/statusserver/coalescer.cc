@@ -64,6 +64,13 @@ Coalescer::Outcome Coalescer::Submit(std::string_view ns, std::string_view name,
                                      TrainerStatus status) {
   const std::string key = std::string(ns) + "/" + std::string(name);
   std::unique_lock<std::mutex> lock(mu_);
+  // A report that arrives while this TrainJob's first write (or a write after a failure) is in
+  // flight waits for its result instead of writing too: every rank of a job reports at once
+  // when it starts, and the interval must bound that burst as well.
+  cv_.wait(lock, [&] {
+    const Entry& e = entries_[key];
+    return stopped_ || !e.writing || e.last_ok;
+  });
   Entry& e = entries_[key];
   if (!stopped_ && e.last_ok && Clock::now() < e.last_write + options_.interval) {
     const bool wake = !e.held.has_value();

@@ -7,7 +7,9 @@
 //   - it passed the CRD's rules for status.trainerStatus (the caller checks ValidateAsCrd; an
 //     invalid report is written at once and gets the apiserver's own answer), and
 //   - this TrainJob's last write succeeded less than an interval ago (so it existed then).
-// Otherwise the report is written now and its answer is the apiserver's. Held reports are
+// Otherwise the report is written now and its answer is the apiserver's; while such a write is
+// in flight, further reports of that TrainJob wait for its result (one write in flight per
+// TrainJob, so a burst of first reports is one write, not one per reporter). Held reports are
 // written when the interval since the last write ends, by one background thread; a failure then
 // is logged and counted (its reporter already has its 200, and the next report retries).
 // Stop() writes what is still held, so a graceful stop loses nothing; after Stop every report

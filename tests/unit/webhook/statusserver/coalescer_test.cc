@@ -2,8 +2,10 @@
 // report wins, nothing held for a TrainJob not known to exist, nothing lost at Stop.
 #include "webhook/statusserver/coalescer.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <thread>
+#include <vector>
 
 #include "tests/unit/webhook/statusserver/fakes.h"
 
@@ -98,6 +100,48 @@ TEST_CASE("many reporters of one TrainJob: writes bounded by the interval", "[co
   CHECK(w.count() <= static_cast<size_t>(seconds / 0.1) + 3);
   CHECK(w.count() >= 2);
   CHECK(flushed >= 1);
+}
+
+TEST_CASE("reports arriving during a TrainJob's first write wait for it, then are held",
+          "[coalescer]") {
+  testing::FakeWriter w;
+  w.hold = true;
+  Coalescer c(&w, {.interval = 1h});
+  c.Start();
+  std::atomic<bool> first_deferred{true};
+  std::thread first([&] { first_deferred = c.Submit("ns", "a", Progress(1)).deferred; });
+  REQUIRE(WaitFor([&] { return w.count() == 1; }));
+  std::atomic<int> deferred{0};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 8; ++r) {
+    ranks.emplace_back([&, r] { deferred += c.Submit("ns", "a", Progress(10 + r)).deferred; });
+  }
+  std::this_thread::sleep_for(50ms);  // the ranks reach Submit while the write is in flight
+  w.Release();
+  first.join();
+  for (auto& t : ranks) t.join();
+  CHECK_FALSE(first_deferred);
+  CHECK(deferred == 8);
+  CHECK(w.count() == 1);
+  CHECK(w.max_in_flight == 1);
+  c.Stop();  // writes the latest held report
+  CHECK(w.count() == 2);
+}
+
+TEST_CASE("after a failed first write, waiting reports write one at a time", "[coalescer]") {
+  testing::FakeWriter w;
+  w.next = NotFoundError("not found");
+  Coalescer c(&w, {.interval = 1h});
+  std::vector<std::thread> ranks;
+  std::atomic<int> not_found{0};
+  for (int r = 0; r < 8; ++r) {
+    ranks.emplace_back(
+        [&] { not_found += IsNotFound(c.Submit("ns", "gone", Progress(1)).status); });
+  }
+  for (auto& t : ranks) t.join();
+  CHECK(not_found == 8);  // each report gets the apiserver's answer
+  CHECK(w.count() == 8);
+  CHECK(w.max_in_flight == 1);
 }
 
 }  // namespace

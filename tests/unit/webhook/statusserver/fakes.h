@@ -2,6 +2,8 @@
 // of apiserver-shaped tokens whose keys an Issuer loads without a network.
 #pragma once
 
+#include <algorithm>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,17 +31,29 @@ class FakeWriter final : public StatusWriter {
     TrainerStatus status;
   };
   Status Apply(std::string_view ns, std::string_view name, const TrainerStatus& status) override {
-    std::lock_guard<std::mutex> lock(mu);
+    std::unique_lock<std::mutex> lock(mu);
     calls.push_back({std::string(ns) + "/" + std::string(name), status});
+    ++in_flight;
+    max_in_flight = std::max(max_in_flight, in_flight);
+    released.wait(lock, [this] { return !hold; });  // a test holds writes in flight
+    --in_flight;
     return next;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu);
+    hold = false;
+    released.notify_all();
   }
   size_t count() {
     std::lock_guard<std::mutex> lock(mu);
     return calls.size();
   }
   std::mutex mu;
+  std::condition_variable released;
   std::vector<Call> calls;
   Status next;
+  bool hold = false;  // Apply blocks until Release()
+  int in_flight = 0, max_in_flight = 0;
 };
 
 class FakePods final : public PodDirectory {
