@@ -30,6 +30,15 @@ StatusOr<api::TrainJob> Decode(json::Value&& doc, std::string_view what) {
   return api::DecodeTrainJob(std::move(doc));
 }
 
+// The old object of an UPDATE; nullopt for other operations.
+StatusOr<std::optional<api::TrainJob>> DecodeOld(AdmissionRequest& req) {
+  if (req.operation != kUpdate) {
+    return std::optional<api::TrainJob>();
+  }
+  ASSIGN_OR_RETURN(api::TrainJob old, Decode(std::move(req.old_object), "oldObject"));
+  return std::optional<api::TrainJob>(std::move(old));
+}
+
 const json::Value* SpecOf(const json::Value& doc) {
   const json::Value* spec = doc.Find("spec");
   return spec != nullptr && spec->IsObject() ? spec : nullptr;
@@ -110,14 +119,10 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   if (!job.ok()) {
     return AdmissionResponse::Errored(400, job.status().message());
   }
-  std::optional<api::TrainJob> old;
-  if (req.operation == kUpdate) {
-    // Upstream unmarshals the old object inside Default(): its error is a denial.
-    StatusOr<api::TrainJob> o = Decode(std::move(req.old_object), "oldObject");
-    if (!o.ok()) {
-      return AdmissionResponse::Denied(o.status().message());
-    }
-    old = std::move(o).value();
+  // Upstream unmarshals the old object inside Default(): its error is a denial.
+  StatusOr<std::optional<api::TrainJob>> old = DecodeOld(req);
+  if (!old.ok()) {
+    return AdmissionResponse::Denied(old.status().message());
   }
 
   // podTemplateOverrides -> one runtimePatches entry (at `translated_index`).
@@ -127,7 +132,7 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
     return AdmissionResponse::Denied(translated_index.status().message());
   }
 
-  api::DefaultRuntimePatchTimes(*job, old ? &*old : nullptr, now_());
+  api::DefaultRuntimePatchTimes(*job, old->has_value() ? &**old : nullptr, now_());
 
   // Our only edits are to spec.runtimePatches: each received entry keeps every field it has
   // (known or not) and gets its time; the translated entry is ours and written whole. The patch
@@ -157,20 +162,17 @@ AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
   if (!job.ok()) {
     return AdmissionResponse::Errored(400, job.status().message());
   }
-  std::optional<api::TrainJob> old;
-  if (req.operation == kUpdate) {
-    StatusOr<api::TrainJob> o = Decode(std::move(req.old_object), "oldObject");
-    if (!o.ok()) {
-      return AdmissionResponse::Errored(400, o.status().message());
-    }
-    old = std::move(o).value();
+  StatusOr<std::optional<api::TrainJob>> old = DecodeOld(req);
+  if (!old.ok()) {
+    return AdmissionResponse::Errored(400, old.status().message());
   }
   core::Runtime* runtime = runtimes_->ForTrainJob(*job);
   if (runtime == nullptr) {
     return AdmissionResponse::Denied("unsupported runtime: " +
                                      api::RuntimeRegistryKey(job->spec.runtime_ref));
   }
-  field::ValidationResult result = runtime->ValidateObjects(old ? &*old : nullptr, *job);
+  field::ValidationResult result =
+      runtime->ValidateObjects(old->has_value() ? &**old : nullptr, *job);
 
   if (!result.ok()) {
     return AdmissionResponse::Denied(result.ErrorMessage())

@@ -183,6 +183,16 @@ const json::Value* PodSpecOf(const json::Value& rjob) {
   return PodSpecOf(const_cast<json::Value&>(rjob));
 }
 
+json::Value* ContainersOf(json::Value& rjob) {
+  json::Value* pod = PodSpecOf(rjob);
+  json::Value* containers = pod != nullptr ? pod->Find("containers") : nullptr;
+  return containers != nullptr && containers->IsArray() ? containers : nullptr;
+}
+
+const json::Value* ContainersOf(const json::Value& rjob) {
+  return ContainersOf(const_cast<json::Value&>(rjob));
+}
+
 std::optional<std::string> AncestorOf(const json::Value& rjob) {
   const json::Value* v = rjob.Find("template");
   v = v != nullptr ? v->Find("metadata") : nullptr;
@@ -203,9 +213,8 @@ json::Value ExtractResourcePerNodeFromRuntime(const Info& info) {
     if (StringField(rjob, "name") != kNode && AncestorOf(rjob) != kAncestorTrainer) {
       continue;
     }
-    const json::Value* pod = PodSpecOf(rjob);
-    const json::Value* containers = pod != nullptr ? pod->Find("containers") : nullptr;
-    if (containers == nullptr || !containers->IsArray()) {
+    const json::Value* containers = ContainersOf(rjob);
+    if (containers == nullptr) {
       continue;
     }
     for (const json::Value& c : containers->elements()) {

@@ -129,6 +129,9 @@ int64_t GetNumGPUPerNode(const json::Value& resources);
 // Walks the JobSet spec: replicatedJobs[i].template.spec.template.spec (null if absent).
 json::Value* PodSpecOf(json::Value& replicated_job);
 const json::Value* PodSpecOf(const json::Value& replicated_job);
+// Its pod spec's containers array (null if absent or not an array).
+json::Value* ContainersOf(json::Value& replicated_job);
+const json::Value* ContainersOf(const json::Value& replicated_job);
 // replicatedJobs[i].template.metadata.labels[trainer.kubeflow.org/trainjob-ancestor-step].
 std::optional<std::string> AncestorOf(const json::Value& replicated_job);
 // String field or "".

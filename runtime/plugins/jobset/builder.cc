@@ -6,6 +6,7 @@
 
 namespace trainer::plugins::jobset {
 
+using framework::ContainersOf;
 using framework::kAncestorTrainer;
 using framework::kNode;
 
@@ -16,12 +17,6 @@ json::Value* Builder::ReplicatedJobs() {
 }
 
 namespace {
-
-json::Value* ContainersOf(json::Value& rjob) {
-  json::Value* pod = framework::PodSpecOf(rjob);
-  json::Value* containers = pod != nullptr ? pod->Find("containers") : nullptr;
-  return containers != nullptr && containers->IsArray() ? containers : nullptr;
-}
 
 void ApplyInitializer(json::Value& container, const api::DatasetOrModelInitializer& init) {
   json::Value& env = container["env"];

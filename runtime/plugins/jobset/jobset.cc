@@ -233,9 +233,8 @@ bool HasInitializerMount(const framework::Info& info, std::string_view job_and_c
     if (framework::StringField(rjob, "name") != job_and_container) {
       continue;
     }
-    const json::Value* pod = framework::PodSpecOf(rjob);
-    const json::Value* containers = pod != nullptr ? pod->Find("containers") : nullptr;
-    if (containers == nullptr || !containers->IsArray()) {
+    const json::Value* containers = framework::ContainersOf(rjob);
+    if (containers == nullptr) {
       continue;
     }
     for (const json::Value& c : containers->elements()) {

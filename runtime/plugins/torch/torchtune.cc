@@ -141,9 +141,8 @@ std::vector<std::string> ExtractOverridesFromRuntime(const framework::Info& info
     if (framework::AncestorOf(rjob) != framework::kAncestorTrainer) {
       continue;
     }
-    const json::Value* pod = framework::PodSpecOf(rjob);
-    const json::Value* containers = pod != nullptr ? pod->Find("containers") : nullptr;
-    if (containers == nullptr || !containers->IsArray()) {
+    const json::Value* containers = framework::ContainersOf(rjob);
+    if (containers == nullptr) {
       continue;
     }
     for (const json::Value& c : containers->elements()) {
