@@ -4,6 +4,7 @@
 #include "common/quantity/quantity.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -27,25 +28,56 @@ constexpr int64_t kMaxExponent = 1'000'000'000;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+using u128 = unsigned __int128;
+
+// 10^0 .. 10^38, the powers of ten a 128-bit integer holds: a table, because every 128-bit
+// division is a library call (dozens of instructions) and quantities are parsed and compared on
+// every admission.
+constexpr std::array<u128, 39> kPow10 = [] {
+  std::array<u128, 39> t{};
+  u128 p = 1;
+  for (u128& e : t) {
+    e = p;
+    p *= 10;
+  }
+  return t;
+}();
+
 i128 Pow10(int64_t n) {
+  if (n >= 0 && n < static_cast<int64_t>(kPow10.size())) {
+    return static_cast<i128>(kPow10[static_cast<size_t>(n)]);
+  }
   i128 r = 1;
   for (int64_t i = 0; i < n; ++i) r *= 10;
   return r;
 }
 
+// Decimal digits of |v| (0 for 0).
 int Digits(i128 v) {
+  const u128 magnitude = v < 0 ? -static_cast<u128>(v) : static_cast<u128>(v);
   int n = 0;
-  while (v != 0) {
-    v /= 10;
-    ++n;
-  }
+  while (n < static_cast<int>(kPow10.size()) && magnitude >= kPow10[static_cast<size_t>(n)]) ++n;
   return n;
 }
+
+bool FitsInt64(i128 v) {
+  return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+}
+
+// v % 10 and v / 10 (C++ truncation), in 64 bits when v fits.
+int Mod10(i128 v) {
+  return FitsInt64(v) ? static_cast<int>(static_cast<int64_t>(v) % 10) : static_cast<int>(v % 10);
+}
+i128 Div10(i128 v) { return FitsInt64(v) ? static_cast<int64_t>(v) / 10 : v / 10; }
 
 int SignOf(i128 v) { return (v > 0) - (v < 0); }
 
 // a / b rounded away from zero (inf.RoundUp), b > 0.
 i128 DivAway(i128 a, i128 b) {
+  if (FitsInt64(a) && FitsInt64(b)) {
+    const int64_t a64 = static_cast<int64_t>(a), b64 = static_cast<int64_t>(b);
+    return a64 / b64 + (a64 % b64 != 0 ? SignOf(a) : 0);
+  }
   i128 q = a / b;
   if (a % b != 0) q += SignOf(a);
   return q;
@@ -58,7 +90,7 @@ int64_t Saturate(i128 v) {
 }
 
 std::string I128ToString(i128 v) {
-  if (v == 0) return "0";
+  if (FitsInt64(v)) return std::to_string(static_cast<int64_t>(v));
   bool neg = v < 0;
   std::string out;
   while (v != 0) {
@@ -165,8 +197,8 @@ Quantity::Quantity(i128 mantissa, int64_t exponent, Format format) : format_(for
     mantissa = shift > 38 ? SignOf(mantissa) : DivAway(mantissa, Pow10(shift));
     exponent = kMinExponent;
   }
-  while (mantissa != 0 && mantissa % 10 == 0) {
-    mantissa /= 10;
+  while (mantissa != 0 && Mod10(mantissa) == 0) {
+    mantissa = Div10(mantissa);
     ++exponent;
   }
   if (mantissa == 0) exponent = 0;
