@@ -530,7 +530,7 @@ std::optional<std::string> GoReadableText(std::string_view text) {
 }
 
 template <typename Writer>
-void WriteString(Writer& w, const std::string& s, bool key) {
+void WriteString(Writer& w, std::string_view s, bool key) {
   if (IsValidUtf8(s)) {
     key ? w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()))
         : w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
@@ -636,13 +636,20 @@ StatusOr<Value> Parse(std::string_view text) {
 
 namespace {
 
-// A RapidJSON output stream appending to a std::string: the writers fill the string they return
+// A RapidJSON output stream appending to a std::string: the writers fill the caller's string
 // (no StringBuffer and copy), and RapidJSON's PutReserve/PutUnsafe, found for it by argument-
-// dependent lookup, write without a capacity check per character.
+// dependent lookup, write without a capacity check per character. The string is grown ahead
+// (resize) and cut to what was written when the stream ends.
 class StringOut {
  public:
   using Ch = char;
-  explicit StringOut(size_t expected) { out_.resize(std::max<size_t>(expected, 64)); }
+  StringOut(std::string& out, size_t expected) : out_(out), size_(out.size()) {
+    out_.resize(size_ + std::max<size_t>(expected, 64));
+  }
+  ~StringOut() { out_.resize(size_); }
+  StringOut(const StringOut&) = delete;
+  StringOut& operator=(const StringOut&) = delete;
+
   void Reserve(size_t n) {
     if (size_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, size_ + n));
   }
@@ -652,14 +659,10 @@ class StringOut {
     PutUnchecked(c);
   }
   void Flush() {}
-  std::string Take() && {
-    out_.resize(size_);
-    return std::move(out_);
-  }
 
  private:
-  std::string out_;
-  size_t size_ = 0;
+  std::string& out_;
+  size_t size_;
 };
 
 [[maybe_unused]] inline void PutReserve(StringOut& out, size_t n) { out.Reserve(n); }
@@ -678,26 +681,44 @@ using IndentWriter =
     rapidjson::PrettyWriter<StringOut, rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator>;
 
 template <typename WriterT>
-std::string WriteWith(const Value& v, bool sort_keys) {
-  StringOut out(256);
+void WriteWith(const Value& v, bool sort_keys, std::string& into) {
+  StringOut out(into, 256);
   LevelStack stack;
   WriterT w(out, &stack.allocator);
   if constexpr (std::is_same_v<WriterT, IndentWriter>) {
     w.SetIndent(' ', 2);
   }
   WriteTo(v, w, sort_keys);
-  return std::move(out).Take();
 }
 
 }  // namespace
 
 // The writers emit valid UTF-8 only (see WriteString).
-std::string Write(const Value& v) { return WriteWith<CompactWriter>(v, false); }
+std::string Write(const Value& v) {
+  std::string out;
+  WriteWith<CompactWriter>(v, false, out);
+  return out;
+}
 
-std::string WriteCanonical(const Value& v) { return WriteWith<CompactWriter>(v, true); }
+void AppendWrite(std::string& out, const Value& v) { WriteWith<CompactWriter>(v, false, out); }
+
+void AppendString(std::string& out, std::string_view s) {
+  StringOut stream(out, s.size() + 2);
+  LevelStack stack;
+  CompactWriter w(stream, &stack.allocator);
+  WriteString(w, s, /*key=*/false);
+}
+
+std::string WriteCanonical(const Value& v) {
+  std::string out;
+  WriteWith<CompactWriter>(v, true, out);
+  return out;
+}
 
 std::string WritePretty(const Value& v, bool sort_keys) {
-  return WriteWith<IndentWriter>(v, sort_keys);
+  std::string out;
+  WriteWith<IndentWriter>(v, sort_keys, out);
+  return out;
 }
 
 std::string Hash(const Value& v) {

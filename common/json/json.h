@@ -124,6 +124,11 @@ StatusOr<Value> Parse(std::string_view text);
 
 // Compact JSON, members in insertion order.
 std::string Write(const Value& v);
+// Write(v) appended to `out`; AppendString(out, s) appends s as Write writes a string value
+// (quoted, escaped, invalid UTF-8 as U+FFFD): for answers written once, field by field, without
+// building a Value first.
+void AppendWrite(std::string& out, const Value& v);
+void AppendString(std::string& out, std::string_view s);
 // Compact JSON with object keys sorted bytewise at every level: the canonical form used for
 // golden files, hashing and change detection.
 std::string WriteCanonical(const Value& v);
