@@ -114,6 +114,14 @@ bool RunLauncherAsNode(const std::optional<api::MLPolicy>& ml) {
   return ml && ml->mpi && ml->mpi->run_launcher_as_node.value_or(false);
 }
 
+// Whether a TrainJob's resourcesPerNode goes to this replicatedJob's `node` container: the
+// trainer step under an mlPolicy, or MPI's `node` job when the launcher runs as a node.
+bool TakesResourcesPerNode(std::string_view name, const std::optional<std::string>& ancestor,
+                           const std::optional<api::MLPolicy>& ml) {
+  return (ancestor == kAncestorTrainer && ml.has_value()) ||
+         (RunLauncherAsNode(ml) && name == kNode);
+}
+
 void MergeTrainerResources(json::Value& pod_spec, const json::Value& resources_per_node) {
   json::Value* containers = pod_spec.Find("containers");
   if (containers == nullptr || !containers->IsArray()) {
@@ -256,10 +264,15 @@ StatusOr<json::Value> PodRequests(const json::Value& pod_spec) {
   return out;
 }
 
-StatusOr<framework::Info> NewRuntimeInfo(
-    const api::TrainJob& job, const json::Value& jobset_template,
-    const std::optional<api::MLPolicy>& ml_policy,
-    const std::optional<api::PodGroupPolicy>& pod_group_policy) {
+namespace {
+
+// NewRuntimeInfo; `takes_resources` (if set) says whether some pod set takes the TrainJob's
+// resourcesPerNode (false when none does; left as is on an error).
+StatusOr<framework::Info> NewInfo(const api::TrainJob& job, const json::Value& jobset_template,
+                                  const std::optional<api::MLPolicy>& ml_policy,
+                                  const std::optional<api::PodGroupPolicy>& pod_group_policy,
+                                  bool* takes_resources) {
+  bool any_takes_resources = false;
   framework::Info info;
   OverlayStrings(Path(jobset_template, {"metadata", "labels"}), info.labels);
   OverlayStrings(Path(jobset_template, {"metadata", "annotations"}), info.annotations);
@@ -289,10 +302,11 @@ StatusOr<framework::Info> NewRuntimeInfo(
         count = ml_policy->num_nodes.value_or(1);
       }
       json::Value* pod_spec = framework::PodSpecOf(rjob);
-      bool trainer_ancestor = ancestor == kAncestorTrainer && ml_policy.has_value();
-      bool mpi_node = RunLauncherAsNode(ml_policy) && name == kNode;
-      if (has_resources && pod_spec != nullptr && (trainer_ancestor || mpi_node)) {
-        MergeTrainerResources(*pod_spec, job.spec.trainer->resources_per_node);
+      if (pod_spec != nullptr && TakesResourcesPerNode(name, ancestor, ml_policy)) {
+        any_takes_resources = true;
+        if (has_resources) {
+          MergeTrainerResources(*pod_spec, job.spec.trainer->resources_per_node);
+        }
       }
       framework::PodSet ps;
       ps.name = name;
@@ -315,7 +329,68 @@ StatusOr<framework::Info> NewRuntimeInfo(
     }
   }
   info.template_spec.jobset_spec = std::move(spec);
+  if (takes_resources != nullptr) {
+    *takes_resources = any_takes_resources;
+  }
   return info;
+}
+
+}  // namespace
+
+StatusOr<framework::Info> NewRuntimeInfo(
+    const api::TrainJob& job, const json::Value& jobset_template,
+    const std::optional<api::MLPolicy>& ml_policy,
+    const std::optional<api::PodGroupPolicy>& pod_group_policy) {
+  return NewInfo(job, jobset_template, ml_policy, pod_group_policy, nullptr);
+}
+
+std::optional<StatusOr<RuntimeInfoCache::SharedInfo>> RuntimeInfoCache::Shared(
+    std::string_view kind, const api::TrainJob& job,
+    const std::shared_ptr<const api::TrainingRuntime>& runtime) {
+  if (!job.spec.runtime_patches.empty()) {
+    return std::nullopt;
+  }
+  std::shared_ptr<const RuntimeOnly> shared = RuntimeOnlyOf(kind, runtime);
+  const bool has_resources = job.spec.trainer && !job.spec.trainer->resources_per_node.IsNull();
+  // A failed runtime-only Info says nothing of the TrainJob's: its resourcesPerNode may replace
+  // the failing request.
+  if (has_resources && (!shared->info.ok() || shared->takes_resources)) {
+    return std::nullopt;
+  }
+  return shared->info;
+}
+
+std::shared_ptr<const RuntimeInfoCache::RuntimeOnly> RuntimeInfoCache::RuntimeOnlyOf(
+    std::string_view kind, const std::shared_ptr<const api::TrainingRuntime>& runtime) {
+  const api::ObjectMeta& meta = runtime->metadata;
+  const KeyView key{kind, meta.namespace_, meta.name};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end() && it->second.source.lock() == runtime && it->second.uid == meta.uid &&
+        it->second.resource_version == meta.resource_version) {
+      return it->second.runtime_only;
+    }
+  }
+  const api::TrainingRuntimeSpec& spec = runtime->spec;
+  bool takes_resources = true;
+  StatusOr<framework::Info> info = NewInfo(api::TrainJob{}, spec.template_, spec.ml_policy,
+                                           spec.pod_group_policy, &takes_resources);
+  auto computed = std::make_shared<const RuntimeOnly>(RuntimeOnly{
+      info.ok()
+          ? StatusOr<SharedInfo>(std::make_shared<const framework::Info>(std::move(info).value()))
+          : StatusOr<SharedInfo>(info.status()),
+      takes_resources});
+  std::lock_guard<std::mutex> lock(mu_);
+  ++computed_;
+  entries_.insert_or_assign(Key(kind, meta.namespace_, meta.name),
+                            Entry{meta.uid, meta.resource_version, runtime, computed});
+  return computed;
+}
+
+int RuntimeInfoCache::computed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return computed_;
 }
 
 }  // namespace trainer::core

@@ -10,7 +10,13 @@
 //      ancestor), containers/volumes, and SinglePodRequests.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
 
 #include "common/json/json.h"
 #include "common/status/status.h"
@@ -19,11 +25,66 @@
 
 namespace trainer::core {
 
-// `jobset_template` is the runtime's spec.template ({metadata, spec}).
+// `jobset_template` is the runtime's spec.template ({metadata, spec}). Of the TrainJob it reads
+// spec.runtimePatches and spec.trainer.resourcesPerNode only (RuntimeInfoCache relies on it).
 StatusOr<framework::Info> NewRuntimeInfo(
     const api::TrainJob& job, const json::Value& jobset_template,
     const std::optional<api::MLPolicy>& ml_policy,
     const std::optional<api::PodGroupPolicy>& pod_group_policy);
+
+// The runtime-only Info of each runtime version, computed once. A TrainJob without
+// runtimePatches whose resourcesPerNode is unset or goes to no pod set contributes nothing to
+// NewRuntimeInfo, so every admission of such a TrainJob can share one Info per runtime version
+// (read-only, as the validation plugins take it).
+//
+// An entry is keyed by the runtime's kind, namespace and name, and serves only the decoded
+// runtime object it was computed from (held weakly: the same object, still alive) at the same
+// metadata.uid and resourceVersion. The decoded runtimes are immutable and a new version is a
+// new object, so a changed runtime (updated, or deleted and re-created) is computed afresh and
+// never answered from an older version. Thread-safe.
+class RuntimeInfoCache {
+ public:
+  using SharedInfo = std::shared_ptr<const framework::Info>;
+
+  // NewRuntimeInfo(job, template, mlPolicy, podGroupPolicy of `runtime`, a `kind`) shared, when
+  // `job` contributes nothing to it; nullopt when it does (the caller computes that one).
+  std::optional<StatusOr<SharedInfo>> Shared(
+      std::string_view kind, const api::TrainJob& job,
+      const std::shared_ptr<const api::TrainingRuntime>& runtime);
+
+  // Runtime-only Infos computed so far (cache misses), for tests.
+  int computed() const;
+
+ private:
+  struct RuntimeOnly {
+    StatusOr<SharedInfo> info;
+    bool takes_resources;  // some pod set would take a TrainJob's resourcesPerNode
+  };
+  struct Entry {
+    std::string uid;
+    std::string resource_version;
+    std::weak_ptr<const api::TrainingRuntime> source;
+    std::shared_ptr<const RuntimeOnly> runtime_only;
+  };
+  std::shared_ptr<const RuntimeOnly> RuntimeOnlyOf(
+      std::string_view kind, const std::shared_ptr<const api::TrainingRuntime>& runtime);
+
+  mutable std::mutex mu_;
+  // kind, namespace, name; looked up without copying them.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  using KeyView = std::tuple<std::string_view, std::string_view, std::string_view>;
+  struct KeyLess {
+    using is_transparent = void;
+    static KeyView View(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+    static const KeyView& View(const KeyView& k) { return k; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a) < View(b);
+    }
+  };
+  std::map<Key, Entry, KeyLess> entries_;
+  int computed_ = 0;
+};
 
 // Overlays a TrainJob's resourcesPerNode on a container's resources: limits and requests merge
 // per key (the TrainJob wins, a null deletes); the result holds only limits and requests.

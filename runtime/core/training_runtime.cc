@@ -132,16 +132,23 @@ field::ErrorList PodTemplateOverridesErrors(const api::TrainJob& job,
 
 }  // namespace
 
-field::ValidationResult TrainingRuntime::RunValidation(const api::TrainJob* old_job,
-                                                       const api::TrainJob& new_job,
-                                                       const api::TrainingRuntime& runtime) {
+field::ValidationResult TrainingRuntime::RunValidation(
+    const api::TrainJob* old_job, const api::TrainJob& new_job,
+    const std::shared_ptr<const api::TrainingRuntime>& runtime) {
   // Admission builds Info without running any phase, and ignores a failure to build it
   // (upstream: "the runtime configured should be valid").
-  StatusOr<framework::Info> info = NewRuntimeInfo(
-      new_job, runtime.spec.template_, runtime.spec.ml_policy, runtime.spec.pod_group_policy);
-  field::ValidationResult result = pipeline_->framework->RunCustomValidationPlugins(
-      info.ok() ? &*info : nullptr, old_job, new_job);
-  for (field::Error& e : PodTemplateOverridesErrors(new_job, runtime.spec.template_)) {
+  framework::Framework& fw = *pipeline_->framework;
+  const api::TrainingRuntimeSpec& spec = runtime->spec;
+  field::ValidationResult result;
+  if (auto shared = pipeline_->infos.Shared(Kind().kind, new_job, runtime)) {
+    result = fw.RunCustomValidationPlugins(shared->ok() ? shared->value().get() : nullptr, old_job,
+                                           new_job);
+  } else {
+    StatusOr<framework::Info> info =
+        NewRuntimeInfo(new_job, spec.template_, spec.ml_policy, spec.pod_group_policy);
+    result = fw.RunCustomValidationPlugins(info.ok() ? &*info : nullptr, old_job, new_job);
+  }
+  for (field::Error& e : PodTemplateOverridesErrors(new_job, spec.template_)) {
     result.errors.push_back(std::move(e));
   }
   return result;
@@ -160,7 +167,7 @@ field::ValidationResult TrainingRuntime::ValidateObjects(const api::TrainJob* ol
     result.errors.push_back(RuntimeMissing(new_job, runtime.status()));
     return result;
   }
-  return RunValidation(old_job, new_job, **runtime);
+  return RunValidation(old_job, new_job, *runtime);
 }
 
 field::ValidationResult ClusterTrainingRuntime::ValidateObjects(const api::TrainJob* old_job,
@@ -179,7 +186,7 @@ field::ValidationResult ClusterTrainingRuntime::ValidateObjects(const api::Train
                               "Kubeflow Trainer. See runtime deprecation policy: " +
                               framework::kRuntimeDeprecationPolicyURL);
   }
-  result.Append(RunValidation(old_job, new_job, runtime));
+  result.Append(RunValidation(old_job, new_job, *shared));
   return result;
 }
 

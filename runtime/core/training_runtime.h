@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/core/runtime.h"
+#include "runtime/core/runtime_info.h"
 #include "runtime/framework/framework.h"
 
 namespace trainer::core {
@@ -18,6 +19,8 @@ struct Pipeline {
   const framework::Reader* reader = nullptr;
   std::unique_ptr<framework::Framework> framework;
   std::function<std::string()> now;
+  // Admission's Info per runtime version (ValidateObjects).
+  RuntimeInfoCache infos;
 };
 
 class TrainingRuntime : public Runtime {
@@ -54,7 +57,7 @@ class TrainingRuntime : public Runtime {
   // the reader caches decoded runtimes).
   StatusOr<std::shared_ptr<const api::TrainingRuntime>> GetShared(const api::TrainJob& job) const;
   field::ValidationResult RunValidation(const api::TrainJob* old_job, const api::TrainJob& new_job,
-                                        const api::TrainingRuntime& runtime);
+                                        const std::shared_ptr<const api::TrainingRuntime>& runtime);
 
   std::shared_ptr<Pipeline> pipeline_;
 };

@@ -558,6 +558,191 @@ spec:
   }
 }
 
+// Everything NewRuntimeInfo fills, as canonical JSON, to compare two Infos.
+json::Value ContainersJson(const std::vector<framework::Container>& cs) {
+  json::Value out = json::Value::Array();
+  for (const framework::Container& c : cs) {
+    json::Value j = json::Value::Object();
+    j.Set("name", json::Value(c.name));
+    j.Set("image", json::Value(c.image));
+    j.Set("command", json::Value::StringArray(c.command));
+    j.Set("env", c.env.Clone());
+    j.Set("ports", c.ports.Clone());
+    j.Set("volumeMounts", c.volume_mounts.Clone());
+    out.PushBack(std::move(j));
+  }
+  return out;
+}
+
+std::string InfoText(const StatusOr<framework::Info>& info) {
+  if (!info.ok()) return "error: " + info.status().ToString();
+  json::Value j = json::Value::Object();
+  for (const auto& [k, v] : info->labels) j["labels"].Set(k, json::Value(v));
+  for (const auto& [k, v] : info->annotations) j["annotations"].Set(k, json::Value(v));
+  const framework::RuntimePolicy& policy = info->runtime_policy;
+  j.Set("mlPolicy",
+        policy.ml_policy ? json::Value(policy.ml_policy->num_nodes.value_or(-1)) : json::Value());
+  j.Set("podGroupPolicy", json::Value(policy.pod_group_policy.has_value()));
+  j.Set("jobsetSpec", info->template_spec.jobset_spec.Clone());
+  json::Value sets = json::Value::Array();
+  for (const framework::PodSet& ps : info->template_spec.pod_sets) {
+    json::Value p = json::Value::Object();
+    p.Set("name", json::Value(ps.name));
+    p.Set("ancestor", ps.ancestor ? json::Value(*ps.ancestor) : json::Value());
+    p.Set("count", ps.count ? json::Value(*ps.count) : json::Value());
+    p.Set("initContainers", ContainersJson(ps.init_containers));
+    p.Set("containers", ContainersJson(ps.containers));
+    p.Set("volumes", ps.volumes.Clone());
+    p.Set("network", json::Value(ps.network.has_value()));
+    p.Set("singlePodRequests", ps.single_pod_requests.Clone());
+    sets.PushBack(std::move(p));
+  }
+  j.Set("podSets", std::move(sets));
+  return Canon(j);
+}
+
+std::string InfoText(const StatusOr<RuntimeInfoCache::SharedInfo>& info) {
+  if (!info.ok()) return "error: " + info.status().ToString();
+  return InfoText(StatusOr<framework::Info>((*info)->Clone()));
+}
+
+// The `node` container of RuntimeDoc().
+json::Value& RuntimeNode(json::Value& doc) {
+  json::Value& rjob = doc["spec"]["template"]["spec"]["replicatedJobs"].at(2);
+  return rjob["template"]["spec"]["template"]["spec"]["containers"].at(0);
+}
+
+std::shared_ptr<const api::TrainingRuntime> Versioned(std::string_view uid, std::string_view rv,
+                                                      std::string_view image = "runtime:img") {
+  json::Value doc = RuntimeDoc();
+  doc["metadata"].Set("uid", json::Value(uid));
+  doc["metadata"].Set("resourceVersion", json::Value(rv));
+  RuntimeNode(doc).Set("image", json::Value(image));
+  StatusOr<api::TrainingRuntime> rt = api::DecodeTrainingRuntime(doc);
+  REQUIRE(rt.ok());
+  return std::make_shared<const api::TrainingRuntime>(std::move(rt).value());
+}
+
+StatusOr<framework::Info> Uncached(const api::TrainJob& job, const api::TrainingRuntime& rt) {
+  return NewRuntimeInfo(job, rt.spec.template_, rt.spec.ml_policy, rt.spec.pod_group_policy);
+}
+
+constexpr char kResources[] =
+    "  trainer: {resourcesPerNode: {requests: {cpu: 3}, limits: {memory: 8Gi}}}\n";
+constexpr char kPatches[] = R"(  runtimePatches:
+  - manager: example.com/m
+    trainingRuntimeSpec:
+      template:
+        metadata: {labels: {patched: "yes"}}
+        spec:
+          replicatedJobs:
+          - name: node
+            template: {spec: {template: {spec: {nodeSelector: {pool: gpu}}}}}
+)";
+
+TEST_CASE("RuntimeInfoCache shares what NewRuntimeInfo computes, for TrainJobs adding nothing",
+          "[core][cache]") {
+  RuntimeInfoCache cache;
+  auto rt = Versioned("uid-a", "1");
+  json::Value mpi_doc = RuntimeDoc("TrainingRuntime", ", mpi: {runLauncherAsNode: true}");
+  mpi_doc["metadata"].Set("name", json::Value("mpi"));
+  mpi_doc["metadata"].Set("uid", json::Value("uid-mpi"));
+  mpi_doc["metadata"].Set("resourceVersion", json::Value("1"));
+  auto mpi = std::make_shared<const api::TrainingRuntime>(*api::DecodeTrainingRuntime(mpi_doc));
+  const std::vector<std::pair<std::string, bool>> specs = {
+      {"", true},
+      {kResources, false},
+      {kPatches, false},
+      {std::string(kResources) + kPatches, false},
+      {"  trainer: {numNodes: 5, image: other:img, resourcesPerNode: null}\n", true},
+      {"  trainer: {resourcesPerNode: {requests: {cpu: null, nvidia.com/gpu: 1}}}\n", false}};
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& runtime : {rt, mpi}) {
+      for (const auto& [extra, shared] : specs) {
+        api::TrainJob job = Job("TrainingRuntime", extra);
+        INFO(runtime->metadata.name << ", spec extra:\n" << extra);
+        auto got = cache.Shared("TrainingRuntime", job, runtime);
+        CHECK(got.has_value() == shared);
+        if (got.has_value()) {
+          CHECK(InfoText(*got) == InfoText(Uncached(job, *runtime)));
+        }
+      }
+    }
+  }
+  CHECK(cache.computed() == 2);  // the runtime-only Info of each runtime, once
+
+  SECTION("one Info for all of them") {
+    auto a = cache.Shared("TrainingRuntime", Job("TrainingRuntime"), rt);
+    auto b = cache.Shared("TrainingRuntime", Job("TrainingRuntime", "  suspend: true\n"), rt);
+    REQUIRE(a.has_value());
+    REQUIRE(b.has_value());
+    REQUIRE(a->ok());
+    CHECK(a->value().get() == b->value().get());
+  }
+
+  SECTION("resourcesPerNode no pod set takes adds nothing") {
+    json::Value doc = RuntimeDoc();
+    doc["spec"].Erase("mlPolicy");  // no mlPolicy: the trainer takes no resourcesPerNode
+    doc["metadata"].Set("uid", json::Value("uid-b"));
+    doc["metadata"].Set("resourceVersion", json::Value("1"));
+    auto no_ml = std::make_shared<const api::TrainingRuntime>(*api::DecodeTrainingRuntime(doc));
+    api::TrainJob job = Job("TrainingRuntime", kResources);
+    auto got = cache.Shared("TrainingRuntime", job, no_ml);
+    REQUIRE(got.has_value());
+    CHECK(InfoText(*got) == InfoText(Uncached(job, *no_ml)));
+  }
+}
+
+TEST_CASE("RuntimeInfoCache never answers from another runtime version", "[core][cache]") {
+  RuntimeInfoCache cache;
+  api::TrainJob job = Job("TrainingRuntime");
+  auto expect = [&](const std::shared_ptr<const api::TrainingRuntime>& rt, std::string_view image) {
+    auto got = cache.Shared("TrainingRuntime", job, rt);
+    REQUIRE(got.has_value());
+    CHECK(InfoText(*got) == InfoText(Uncached(job, *rt)));
+    REQUIRE(got->ok());
+    CHECK(got->value()->template_spec.pod_sets[2].containers[0].image == image);
+  };
+  auto v1 = Versioned("uid-a", "1", "v1:img");
+  expect(v1, "v1:img");
+  // Updated: a new resourceVersion.
+  auto v2 = Versioned("uid-a", "2", "v2:img");
+  expect(v2, "v2:img");
+  // The older version read again (an admission still holding it) is not answered with v2's.
+  expect(v1, "v1:img");
+  // Deleted and re-created: a new uid, the resourceVersion string seen before.
+  auto recreated = Versioned("uid-b", "1", "recreated:img");
+  expect(recreated, "recreated:img");
+  // The same uid and resourceVersion decoded again into another object: computed from it.
+  auto again = Versioned("uid-b", "1", "again:img");
+  expect(again, "again:img");
+  CHECK(cache.computed() == 5);
+  expect(again, "again:img");
+  CHECK(cache.computed() == 5);
+  // Another kind with the same namespace and name is another entry.
+  CHECK(cache.Shared("ClusterTrainingRuntime", job, v1).has_value());
+  expect(again, "again:img");
+  CHECK(cache.computed() == 6);
+}
+
+TEST_CASE("RuntimeInfoCache: a runtime whose own Info fails", "[core][cache]") {
+  RuntimeInfoCache cache;
+  json::Value doc = RuntimeDoc();
+  RuntimeNode(doc)["resources"]["requests"].Set("cpu", json::Value("bad"));
+  doc["metadata"].Set("uid", json::Value("uid-a"));
+  doc["metadata"].Set("resourceVersion", json::Value("1"));
+  auto rt = std::make_shared<const api::TrainingRuntime>(*api::DecodeTrainingRuntime(doc));
+  api::TrainJob plain = Job("TrainingRuntime");
+  auto got = cache.Shared("TrainingRuntime", plain, rt);
+  REQUIRE(got.has_value());
+  CHECK_FALSE(got->ok());
+  CHECK(InfoText(*got) == InfoText(Uncached(plain, *rt)));
+  // The TrainJob's resourcesPerNode replaces the bad request, so its Info builds: not shared.
+  api::TrainJob fixed = Job("TrainingRuntime", kResources);
+  CHECK_FALSE(cache.Shared("TrainingRuntime", fixed, rt).has_value());
+  CHECK(Uncached(fixed, *rt).ok());
+}
+
 TEST_CASE("TestClusterTrainingRuntimeNewObjects", "[core]") {
   Env env;
   REQUIRE(env.reader.Add(RuntimeDoc("ClusterTrainingRuntime")).ok());
