@@ -610,8 +610,14 @@ StatusOr<Value> Parse(std::string_view text) {
   // 16-byte loads may reach up to 15 bytes past the terminating NUL: the padding keeps every load
   // inside the buffer, so the same code runs unchanged under AddressSanitizer.
   std::optional<std::string> readable = GoReadableText(text);
-  std::string buf = readable ? std::move(*readable) : std::string(text);
-  buf.append(kSimdPadding, '\0');
+  std::string buf;
+  if (readable) {
+    buf = std::move(*readable);
+    buf.append(kSimdPadding, '\0');
+  } else {
+    buf.reserve(text.size() + kSimdPadding);  // one allocation, one copy
+    buf.append(text).append(kSimdPadding, '\0');
+  }
   Builder builder;
   rapidjson::Reader reader;
   rapidjson::InsituStringStream is(buf.data());
