@@ -8,6 +8,7 @@
 
 #include "common/files/files.h"
 #include "common/kube/curl/config.h"
+#include "common/kube/meta.h"
 #include "common/log/log.h"
 #include "runtime/api/codec.h"
 #include "runtime/api/defaults.h"
@@ -136,7 +137,7 @@ Status WebhookService::Init(const Options& options, service::Frame& frame) {
   if (options.cert_management) {
     RETURN_IF_ERROR(StartCertManagement(options, certs));
   }
-  StatusOr<std::unique_ptr<core::Runtimes>> runtimes = core::Runtimes::New(*reader_, NowRfc3339);
+  StatusOr<std::unique_ptr<core::Runtimes>> runtimes = core::Runtimes::New(*reader_, kube::NowTime);
   if (!runtimes.ok()) {
     return runtimes.status().WithContext("building the runtime registry");
   }

@@ -1,7 +1,6 @@
 // TrainJobDefaulter and TrainJobValidator (see trainjob_webhook.h).
 #include "webhook/trainjob_webhook.h"
 
-#include <ctime>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -101,15 +100,6 @@ json::Value RuntimePatchesAfterDefaulting(const api::TrainJob& job, const json::
 }
 
 }  // namespace
-
-std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   if (req.operation == kDelete) {

@@ -50,7 +50,4 @@ class TrainJobValidator final : public AdmissionHandler {
   const core::Runtimes* runtimes_;
 };
 
-// The RFC 3339 UTC time of the system clock, second precision.
-std::string NowRfc3339();
-
 }  // namespace trainer::webhook

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "common/kube/meta.h"
 #include "runtime/core/registry.h"
 #include "runtime/framework/reader.h"
 #include "webhook/mux.h"
@@ -25,7 +26,7 @@ inline constexpr char kValidateClusterTrainingRuntimePath[] =
 struct Dependencies {
   const core::Runtimes* runtimes = nullptr;  // must outlive the mux
   const framework::Reader* reader = nullptr;
-  std::function<std::string()> now = NowRfc3339;  // the defaulter's clock
+  std::function<std::string()> now = kube::NowTime;  // the defaulter's clock
 };
 
 void RegisterWebhooks(AdmissionMux& mux, const Dependencies& deps);

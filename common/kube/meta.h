@@ -3,6 +3,8 @@
 // MetaNamespaceKeyFunc), resourceVersion, and stripping managedFields to save cache memory.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,16 +31,11 @@ std::pair<std::string, std::string> SplitObjectKey(std::string_view key);
 // Removes metadata.managedFields (often half an object's bytes) in place.
 void StripManagedFields(json::Value& obj);
 
-}  // namespace trainer::kube
-
-#include <chrono>
-#include <optional>
-
-namespace trainer::kube {
-
 // metav1.Time ("2006-01-02T15:04:05Z") and metav1.MicroTime ("2006-01-02T15:04:05.000000Z"), UTC.
 std::string FormatTime(std::chrono::system_clock::time_point t);
 std::string FormatMicroTime(std::chrono::system_clock::time_point t);
+// metav1.Now() as it is written: the system clock, second precision, UTC.
+inline std::string NowTime() { return FormatTime(std::chrono::system_clock::now()); }
 // Parses both forms (and RFC 3339 with a numeric offset); nullopt if malformed.
 std::optional<std::chrono::system_clock::time_point> ParseTime(std::string_view text);
 

@@ -1,8 +1,6 @@
 // trainer-render: flags, input loading, and the three output modes (render.h).
 #include "tools/trainer-render/render.h"
 
-#include <chrono>
-#include <ctime>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -10,6 +8,7 @@
 #include "common/files/files.h"
 #include "common/flags/flags.h"
 #include "common/json/json.h"
+#include "common/kube/meta.h"
 #include "common/yaml/yaml.h"
 #include "runtime/api/codec.h"
 #include "runtime/api/defaults.h"
@@ -38,15 +37,6 @@ struct Options {
 struct InputError {
   std::string message;
 };
-
-std::string NowRFC3339() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 flags::FlagSet Flags(Options& o) {
   return flags::FlagSet(
@@ -101,7 +91,7 @@ std::optional<InputError> ParseFlags(const std::vector<std::string>& args, Optio
     return InputError{"--validate and --status-from are exclusive"};
   }
   if (opts.now.empty()) {
-    opts.now = NowRFC3339();
+    opts.now = kube::NowTime();
   }
   return std::nullopt;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/files/files.h"
+#include "common/kube/meta.h"
 #include "common/metrics/metrics.h"
 #include "runtime/core/registry.h"
 #include "webhook/mux.h"
@@ -69,8 +70,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", reader.status().ToString().c_str());
     return 1;
   }
-  StatusOr<std::unique_ptr<core::Runtimes>> registry =
-      core::Runtimes::New(**reader, webhook::NowRfc3339);
+  StatusOr<std::unique_ptr<core::Runtimes>> registry = core::Runtimes::New(**reader, kube::NowTime);
   if (!registry.ok()) {
     std::fprintf(stderr, "%s\n", registry.status().ToString().c_str());
     return 1;
