@@ -37,6 +37,12 @@ Names, labels and the few rules the templates share.
 {{- with .Values.manager.config.certManagement.webhookSecretName }}{{ . }}{{ else }}{{ include "trainer-cpp.webhook.name" . }}-cert{{ end }}
 {{- end }}
 
+{{/* "true" when upstream's manager.config.featureGates turns TrainJobStatus on, else "". */}}
+{{- define "trainer-cpp.trainJobStatus" -}}
+{{- $gates := .Values.manager.config.featureGates | default dict }}
+{{- if eq (toString (index $gates "TrainJobStatus")) "true" }}true{{ end }}
+{{- end }}
+
 {{/* Labels of every object. */}}
 {{- define "trainer-cpp.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
