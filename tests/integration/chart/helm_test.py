@@ -11,13 +11,20 @@ at the local trainer-webhook, as run-local registers deploy/'s by URL.
              runtimes created; a TrainJob is admitted (and a bad one denied) by the webhooks and
              gets its JobSet from trainer-controller
   upgrade    changed values take effect (replicas, log level, runtimes pruned to one); the
-             TrainJob and its JobSet are the same objects; admission still works
+             TrainJob and its JobSet are the same objects; admission still works. The upgrade
+             also turns on upstream's TrainJobStatus gate (manager.config.featureGates): with
+             the services restarted as the upgraded Deployments run them, a new TrainJob's pods
+             get a URL naming the release's webhook Service and port, and the status server
+             writes a report under the release's RBAC
   uninstall  every object of the release is gone; the CRDs, the TrainJobs and their JobSets stay
 """
 
+import base64
+import http.client
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -124,7 +131,7 @@ def deployment_args(s, component):
 class Services:
     """trainer-webhook and trainer-controller as local processes under the release's identities."""
 
-    def __init__(self, s):
+    def __init__(self, s, status_port=None):
         cfg = config_file(s)
         wh_kc = testbed.service_account_kubeconfig(s.k, NS, f"{RELEASE}-webhook",
                                                    os.path.join(s.work, "webhook.kubeconfig"))
@@ -146,7 +153,9 @@ class Services:
              # Service the builtin mode's certificate names.
              "--cert-management=false",
              "--metrics-bind-address=0", f"--health-probe-bind-address=127.0.0.1:{self.wh_health}",
-             f"--kubeconfig={wh_kc}"],
+             f"--kubeconfig={wh_kc}",
+             # With TrainJobStatus: a free port instead of the shared machine's 10443.
+             *([f"--status-server-port={status_port}"] if status_port else [])],
             stdin=subprocess.DEVNULL, stdout=self.wh_log, stderr=subprocess.STDOUT)
         self.controller = testbed.Controller(*deployment_args(s, "controller"), f"--config={cfg}",
                                              kubeconfig=ctl_kc, log_dir=s.work)
@@ -186,6 +195,33 @@ def admit(k, name):
         k.get("jobset", name, JOB_NS)["metadata"]["uid"]
 
 
+def report_progress(s, port, name, percent):
+    """POSTs a progress report for TrainJob JOB_NS/name to the local status server with a token
+    of ServiceAccount reporter for that TrainJob's audience; (HTTP status, body)."""
+    aud = f"trainer.kubeflow.org/v1alpha1/namespaces/{JOB_NS}/trainjobs/{name}/status"
+    token = s.k.run("create", "token", "reporter", "-n", JOB_NS, f"--audience={aud}",
+                    "--duration=1h").stdout.strip()
+    ctx = ssl.create_default_context(cafile=os.path.join(s.pki, "ca.crt"))
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+    try:
+        conn.request("POST", f"/apis/{aud}",
+                     json.dumps({"trainerStatus": {
+                         "progressPercentage": percent,
+                         "lastUpdatedTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}),
+                     {"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        r = conn.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        conn.close()
+
+
+def trainer_env(k, name):
+    """The env of the first container of the first replicated job of JobSet JOB_NS/name."""
+    rjob = k.get("jobset", name, JOB_NS)["spec"]["replicatedJobs"][0]
+    container = rjob["template"]["spec"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
 def runtimes(k):
     items = json.loads(k.run("get", "clustertrainingruntimes", "-o", "json").stdout)["items"]
     return sorted(i["metadata"]["name"] for i in items)
@@ -220,7 +256,8 @@ def main():
         # --- upgrade
         s.helm_deploy("upgrade", "--set", "jobset.install=false",
                       "--set", "runtimes.torchDistributed.enabled=true",
-                      "--set", "webhook.replicas=3", "--set", "controller.logLevel=2")
+                      "--set", "webhook.replicas=3", "--set", "controller.logLevel=2",
+                      "--set", "manager.config.featureGates.TrainJobStatus=true")
         dep = k.get("deployment", f"{RELEASE}-webhook", NS)
         assert dep["spec"]["replicas"] == 3, f"upgrade: webhook replicas {dep['spec']['replicas']}"
         args = k.get("deployment", f"{RELEASE}-controller", NS)["spec"]["template"]["spec"][
@@ -229,9 +266,41 @@ def main():
         assert runtimes(k) == ["torch-distributed"], f"upgrade: runtimes {runtimes(k)}"
         assert k.get("trainjob", "first", JOB_NS)["metadata"]["uid"] == tj
         assert k.get("jobset", "first", JOB_NS)["metadata"]["uid"] == js
+        ports = k.get("service", f"{RELEASE}-webhook", NS)["spec"]["ports"]
+        assert any(p["name"] == "status-server" and p["port"] == 10443 for p in ports), \
+            f"upgrade: webhook Service ports {ports}"
+        # The services as the upgraded Deployments run them (the gate, trainer-controller's
+        # --webhook-service-name/-secret-name/-secret-namespace), under the release's RBAC. The
+        # test's webhook does not manage its certificate (--cert-management=false), so the ca.crt
+        # that trainer pods trust goes into the release's Secret here, as the builtin mode would.
+        services.stop()
+        services = None
+        with open(os.path.join(s.pki, "ca.crt"), "rb") as f:
+            ca = base64.b64encode(f.read()).decode()
+        k.run("patch", "secret", f"{RELEASE}-webhook-cert", "-n", NS, "--type=merge",
+              "-p", json.dumps({"data": {"ca.crt": ca}}))
+        status_port = testbed.free_port()
+        services = Services(s, status_port=status_port)
         admit(k, "second")
         log("ok: helm upgrade: replicas, log level and runtimes changed; the TrainJob and its "
             "JobSet are the same objects; admission and reconciliation still work")
+        url = trainer_env(k, "second").get("KUBEFLOW_TRAINER_SERVER_URL")
+        want = (f"https://{RELEASE}-webhook.{NS}.svc:10443/apis/trainer.kubeflow.org/v1alpha1/"
+                f"namespaces/{JOB_NS}/trainjobs/second/status")
+        assert url == want, f"TrainJobStatus: KUBEFLOW_TRAINER_SERVER_URL {url}, want {want}"
+        k.run("create", "serviceaccount", "reporter", "-n", JOB_NS)
+        answers = []
+        try:
+            testbed.wait_for("the status server to accept a report", lambda: answers.append(
+                report_progress(s, status_port, "second", 42)) or answers[-1][0] == 200,
+                timeout=60, interval=1)
+        except AssertionError as e:
+            raise AssertionError(f"TrainJobStatus: {e}; the status server answered "
+                                 f"{answers[-1:]}") from None
+        got = k.get("trainjob", "second", JOB_NS)["status"].get("trainerStatus", {})
+        assert got.get("progressPercentage") == 42, f"TrainJobStatus: trainerStatus {got}"
+        log("ok: TrainJobStatus through the chart's values: the pods' URL names the release's "
+            "webhook Service, and a report is written under the release's RBAC")
 
         # --- uninstall
         services.stop()
