@@ -153,10 +153,11 @@ def issuer_verifies(ca_pem, cert_pem, work):
 
 
 class SecretLog:
-    """Every version of the Secret, polled every 20 ms on a keep-alive connection: the phase
-    timeline and, on failure, what the replicas wrote."""
+    """Every version of the Secret in `ns`, polled every 20 ms on a keep-alive connection: the
+    phase timeline and, on failure, what the replicas wrote."""
 
-    def __init__(self):
+    def __init__(self, ns=NS):
+        self.ns = ns
         self.versions = []  # (time, resourceVersion, phase, annotations)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.loop, daemon=True)
@@ -165,7 +166,7 @@ class SecretLog:
     def loop(self):
         client = cl.ApiClient()
         while not self.stop.is_set():
-            status, s = client.request("GET", f"/api/v1/namespaces/{NS}/secrets/{SECRET}")
+            status, s = client.request("GET", f"/api/v1/namespaces/{self.ns}/secrets/{SECRET}")
             if status == 200:
                 rv = s["metadata"]["resourceVersion"]
                 if not self.versions or self.versions[-1][1] != rv:
@@ -193,10 +194,11 @@ def phase_of(s):
 
 
 class Load:
-    """kubectl creates in a loop plus keep-alive dry-run creates; results by phase."""
+    """kubectl creates in a loop plus keep-alive dry-run creates of TrainJobs of `runtime` in
+    `ns` (`spec`: more TrainJob spec fields); results by phase."""
 
-    def __init__(self, k):
-        self.k = k
+    def __init__(self, k, ns=NS, runtime=RUNTIME, **spec):
+        self.k, self.ns, self.runtime, self.spec = k, ns, runtime, spec
         self.phase = PHASES[0]
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -221,7 +223,7 @@ class Load:
     def kubectl_loop(self):
         i = 0
         while not self.stop.is_set():
-            p = self.k.create(cl.trainjob(f"roll-{i:05d}", NS, RUNTIME))
+            p = self.k.create(cl.trainjob(f"roll-{i:05d}", self.ns, self.runtime, **self.spec))
             i += 1
             if p.returncode == 0:
                 with self.lock:
@@ -233,8 +235,9 @@ class Load:
         i = 0
         while not self.stop.is_set():
             status, body = client.request(
-                "POST", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{NS}/trainjobs"
-                "?dryRun=All", cl.trainjob(f"dry-{threading.get_ident()}-{i}", NS, RUNTIME))
+                "POST", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{self.ns}/trainjobs"
+                "?dryRun=All", cl.trainjob(f"dry-{threading.get_ident()}-{i}", self.ns,
+                                           self.runtime, **self.spec))
             i += 1
             self.record(status == 201,
                         body.get("message", str(body)) if isinstance(body, dict) else str(body))
