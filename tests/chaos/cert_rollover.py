@@ -249,6 +249,23 @@ class Load:
             t.join(120)
 
 
+def check_load(r, k, load):
+    """The rule of this test: every phase has admissions and none failed; every TrainJob kubectl
+    created is stored. Prints the counts per phase."""
+    for ph in PHASES:
+        ok, failed, msgs = load.results.get(ph, [0, 0, {}])
+        r.figure(f"phase {ph}: {ok} admitted, {failed} failed "
+                 f"{sorted(msgs.items(), key=lambda kv: -kv[1])[:2]}")
+        r.check(ok > 0 and failed == 0, f"{ph}: {ok} admissions, {failed} failed")
+    total_ok = sum(v[0] for v in load.results.values())
+    total_failed = sum(v[1] for v in load.results.values())
+    r.figure(f"all phases: {total_ok} admitted, {total_failed} failed "
+             f"({load.created} TrainJobs created by kubectl)")
+    stored = len([t for t in k.items("trainjobs", load.ns)
+                  if t["metadata"]["name"].startswith("roll-")])
+    r.check(stored == load.created, f"{stored} TrainJobs stored = {load.created} created")
+
+
 def run(r, k, work):
     # The shipped configurations, scoped to this test, calling the Service, with no caBundle:
     # the replicas write it.
@@ -352,18 +369,7 @@ def run(r, k, work):
 
         r.check(min(per_replica) > 0,
                 f"the apiserver spread webhook calls over both replicas: {per_replica}")
-        for ph in PHASES:
-            ok, failed, msgs = load.results.get(ph, [0, 0, {}])
-            r.figure(f"phase {ph}: {ok} admitted, {failed} failed "
-                     f"{sorted(msgs.items(), key=lambda kv: -kv[1])[:2]}")
-            r.check(ok > 0 and failed == 0, f"{ph}: {ok} admissions, {failed} failed")
-        total_ok = sum(v[0] for v in load.results.values())
-        total_failed = sum(v[1] for v in load.results.values())
-        r.figure(f"all phases: {total_ok} admitted, {total_failed} failed "
-                 f"({load.created} TrainJobs created by kubectl)")
-        stored = len([t for t in k.items("trainjobs", NS)
-                      if t["metadata"]["name"].startswith("roll-")])
-        r.check(stored == load.created, f"{stored} TrainJobs stored = {load.created} created")
+        check_load(r, k, load)
         s = secret(k)
         r.check(not s["metadata"].get("annotations", {}).get("cert.trainer.kubeflow.org/replicas"),
                 "no replica reports left in the Secret once Stable")
