@@ -29,5 +29,6 @@ testbed_kubectl apply --server-side --force-conflicts --field-manager=testbed "$
 for n in "${names[@]}"; do
   crd=$(sed -n 's/^  name: //p' "$CRD_DIR/$n.yaml" | head -n 1)
   testbed_wait_for "CRD $crd to be Established" 60 testbed_crd_established "$crd"
+  testbed_wait_for "CRD $crd to be discoverable" 60 testbed_crd_discoverable "$crd"
   testbed_log "installed CRD $crd"
 done

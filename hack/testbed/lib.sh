@@ -56,6 +56,13 @@ testbed_crd_established() {
   [[ "$s" == True ]]
 }
 
+# Whether discovery lists the CRD's resource: the apiserver updates its discovery document a moment
+# after Established, and until then kubectl (and clients that discover) do not know the kind.
+testbed_crd_discoverable() {
+  local group=${1#*.}
+  testbed_kubectl api-resources --api-group="$group" -o name 2>/dev/null | grep -qx "$1"
+}
+
 # The apiserver's URL, e.g. https://127.0.0.1:41234.
 testbed_apiserver_url() {
   sed -n 's/^[[:space:]]*server:[[:space:]]*//p' "$TESTBED_DIR/kubeconfig" | head -n 1

@@ -13,8 +13,16 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 trap '"$TESTBED_ROOT/hack/testbed/down.sh" >/dev/null 2>&1 || true' EXIT
 "$TESTBED_ROOT/hack/testbed/up.sh" --all
 
+# Discovery is eventually consistent: right after start-up a request may still miss a group whose
+# CRD is Established (seen under load), so a client retries, as kubectl's users would.
+listed() {
+  testbed_kubectl api-resources -o name 2>"$TESTBED_DIR/api-resources.err" | grep -qx "$1" && return
+  echo "not yet listed: $1 ($(date +%T.%N | cut -c1-12)) $(cat "$TESTBED_DIR/api-resources.err")" >&3
+  return 1
+}
 for r in jobsets.jobset.x-k8s.io podgroups.scheduling.x-k8s.io podgroups.scheduling.volcano.sh; do
-  testbed_kubectl api-resources -o name | grep -qx "$r" || fail "api-resources does not list $r"
+  testbed_wait_for "api-resources to list $r" 30 listed "$r" 3>&2 ||
+    fail "api-resources does not list $r"
 done
 
 testbed_kubectl apply --server-side --field-manager=local-run-test -f - >/dev/null <<'YAML'
