@@ -2,6 +2,10 @@
 #include "runtime/field/field.h"
 
 #include <catch2/catch.hpp>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
 
 namespace trainer::field {
 namespace {
@@ -81,6 +85,53 @@ TEST_CASE("IsDomainPrefixedPath", "[field]") {
   CHECK(bad_path[0].ToString() ==
         "spec.runtimePatches.manager: Invalid value: \"fo o\": Invalid path (regex used for "
         "validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')");
+}
+
+// The matchers stand in for apimachinery's regexes: they must accept exactly what the regexes
+// accept. Compared on hand-picked edge cases and on random strings over the characters that
+// matter (letters of both cases, digits, '-', '.', '/', punctuation, space, NUL).
+TEST_CASE("IsDNS1123Subdomain and IsDomainPrefixedPath match their regexes", "[field]") {
+  const std::regex subdomain("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+  const std::regex http_path("^[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+$");
+  std::vector<std::string> cases = {"",
+                                    "a",
+                                    "-",
+                                    ".",
+                                    "a.",
+                                    ".a",
+                                    "a..b",
+                                    "a-b",
+                                    "-a",
+                                    "a-",
+                                    "a.b-c.d",
+                                    "A",
+                                    "a_b",
+                                    "0",
+                                    "0.0",
+                                    "a.-b",
+                                    "a-.b",
+                                    "ab--cd",
+                                    std::string("a\0b", 3),
+                                    "a b",
+                                    "x/y",
+                                    "%41",
+                                    "~",
+                                    "a:b"};
+  const std::string alphabet = std::string("aZ09-./_~%!$&'()*+,;=: #\"") + '\0';
+  std::mt19937 rng(20);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(rng() % 7, ' ');
+    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    cases.push_back(s);
+  }
+  const Path p = NewPath("spec", "runtimePatches", "manager");
+  for (const std::string& s : cases) {
+    INFO("value \"" << s << "\"");
+    CHECK(IsDNS1123Subdomain(s).empty() == std::regex_match(s, subdomain));
+    // Host "a.io" is valid, so the only error left is the path's.
+    CHECK(IsDomainPrefixedPath(p, "a.io/" + s).empty() ==
+          (!s.empty() && std::regex_match(s, http_path)));
+  }
 }
 
 }  // namespace
