@@ -274,6 +274,39 @@ bool Value::operator==(const Value& other) const {
 
 namespace {
 
+// An open object or array while parsing. Its members or elements so far sit at the end of the
+// scratch members or elements (from `start`) and move into an exactly sized vector when it
+// closes: one allocation per container instead of one per doubling.
+struct Frame {
+  bool object;
+  size_t start;
+  std::string key;  // objects: the key of the value being read
+};
+
+// What a parse needs besides the Value it builds: the reader, the text buffer and the builder's
+// stacks. One per thread, reused (Parse never runs inside itself): allocating them for each
+// parse was a large share of a small document's cost, and their kilobyte sizes made glibc
+// consolidate its free lists each time. A parse leaves the stacks empty; Release drops buffers
+// a very large document grew.
+struct ParseScratch {
+  rapidjson::Reader reader;  // keeps its stack of open containers
+  std::string text;
+  std::vector<Frame> frames;
+  Members members;
+  Elements elements;
+
+  static constexpr size_t kKeepBytes = 64 * 1024;
+  void Release() {
+    frames.clear();
+    members.clear();
+    elements.clear();
+    if (text.capacity() > kKeepBytes) std::string().swap(text);
+    if (members.capacity() * sizeof(Member) > kKeepBytes) Members().swap(members);
+    if (elements.capacity() * sizeof(Value) > kKeepBytes) Elements().swap(elements);
+    if (frames.capacity() * sizeof(Frame) > kKeepBytes) std::vector<Frame>().swap(frames);
+  }
+};
+
 // Builds a Value from RapidJSON SAX events with an explicit stack (no recursion, so deep
 // nesting cannot overflow the C++ stack; RapidJSON's iterative parser handles the input side).
 class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> {
@@ -315,7 +348,8 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   bool StartArray() { return Open(false); }
   bool EndArray(rapidjson::SizeType) { return Close(Value::Array(), &Value::elements, elements_); }
 
-  Builder() {
+  explicit Builder(ParseScratch& scratch)
+      : frames_(scratch.frames), members_(scratch.members), elements_(scratch.elements) {
     // Enough for the open containers of a typical Kubernetes object: no regrowth while reading.
     frames_.reserve(16);
     members_.reserve(64);
@@ -331,15 +365,6 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   static constexpr size_t kMaxDepth = 10000;
 
  private:
-  // An open object or array. Its members or elements so far sit at the end of members_ or
-  // elements_ (from `start`) and move into an exactly sized vector when it closes: one
-  // allocation per container instead of one per doubling.
-  struct Frame {
-    bool object;
-    size_t start;
-    std::string key;  // objects: the key of the value being read
-  };
-
   bool Open(bool object) {
     if (frames_.size() >= kMaxDepth) return false;
     frames_.push_back({object, object ? members_.size() : elements_.size(), {}});
@@ -379,9 +404,9 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     return true;
   }
 
-  std::vector<Frame> frames_;
-  Members members_;
-  Elements elements_;
+  std::vector<Frame>& frames_;
+  Members& members_;
+  Elements& elements_;
   Value root_;
   bool number_too_big_ = false;
 };
@@ -609,17 +634,22 @@ StatusOr<Value> Parse(std::string_view text) {
   // a time. An embedded NUL ends the text as it did for a bounded stream. The scanners' aligned
   // 16-byte loads may reach up to 15 bytes past the terminating NUL: the padding keeps every load
   // inside the buffer, so the same code runs unchanged under AddressSanitizer.
+  thread_local ParseScratch scratch;
+  struct Releaser {
+    ParseScratch& s;
+    ~Releaser() { s.Release(); }
+  } releaser{scratch};
+  std::string& buf = scratch.text;
   std::optional<std::string> readable = GoReadableText(text);
-  std::string buf;
   if (readable) {
     buf = std::move(*readable);
     buf.append(kSimdPadding, '\0');
   } else {
-    buf.reserve(text.size() + kSimdPadding);  // one allocation, one copy
-    buf.append(text).append(kSimdPadding, '\0');
+    buf.reserve(text.size() + kSimdPadding);
+    buf.assign(text).append(kSimdPadding, '\0');
   }
-  Builder builder;
-  rapidjson::Reader reader;
+  Builder builder(scratch);
+  rapidjson::Reader& reader = scratch.reader;
   rapidjson::InsituStringStream is(buf.data());
   // Numbers are converted by Builder::RawNumber (see there).
   // No kParseValidateEncodingFlag: GoReadableText already made the text valid UTF-8.
@@ -709,6 +739,16 @@ std::string Write(const Value& v) {
 void AppendWrite(std::string& out, const Value& v) { WriteWith<CompactWriter>(v, false, out); }
 
 void AppendString(std::string& out, std::string_view s) {
+  // Printable ASCII without '"' or '\\' is written as it is (the writer escapes nothing else):
+  // the common case (uids, names, messages) skips setting up a writer.
+  if (std::all_of(s.begin(), s.end(),
+                  [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
+    out.reserve(out.size() + s.size() + 2);
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
   StringOut stream(out, s.size() + 2);
   LevelStack stack;
   CompactWriter w(stream, &stack.allocator);

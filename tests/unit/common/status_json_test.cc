@@ -125,6 +125,29 @@ TEST_CASE("json deep nesting does not overflow the stack", "[json]") {
   CHECK(json::Parse(ok_depth).ok());
 }
 
+TEST_CASE("json parse carries nothing over from an earlier parse", "[json]") {
+  // Parse reuses its buffers on a thread: a parse that failed half way (open objects and arrays,
+  // a pending key), a large document or a deep one must leave nothing that shows in the next.
+  const std::string small = R"({"a":[1,{"b":"c"}],"d":"e"})";
+  const std::string large = "[" + std::string(200000, '1') + "]";
+  std::string wide = "{";
+  for (int i = 0; i < 5000; ++i) wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":[" + "0]";
+  wide += "}";
+  for (const std::string& before :
+       {std::string(R"({"x":[1,2,{"y":)"), std::string(R"({"x":{"y":[{"z":1},)"),
+        std::string(R"([[[{"k":"v","k2":)"), large, wide, std::string(20000, '['),
+        std::string(R"({"a":1,"a":)")}) {
+    INFO(before.substr(0, 40));
+    (void)json::Parse(before);
+    auto v = json::Parse(small);
+    REQUIRE(v.ok());
+    CHECK(json::Write(*v) == small);
+    auto e = json::Parse(R"({"only":true})");
+    REQUIRE(e.ok());
+    CHECK(json::Write(*e) == R"({"only":true})");
+  }
+}
+
 TEST_CASE("typed getters name the path on a wrong type", "[json]") {
   auto v = json::Parse(R"({"n":"3","m":2.0,"f":2.5})");
   REQUIRE(v.ok());

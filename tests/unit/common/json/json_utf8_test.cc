@@ -2,7 +2,9 @@
 // escapes as U+FFFD (Go's encoding/json does, and AdmissionReview bodies come from Go), and the
 // writers never emit invalid UTF-8.
 #include <catch2/catch.hpp>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "common/json/json.h"
 
@@ -117,6 +119,30 @@ TEST_CASE("json round trip of parsed invalid UTF-8 is stable", "[unit][json]") {
     REQUIRE(again.ok());
     CHECK(*again == *v);
     CHECK(Write(*again) == once);
+  }
+}
+
+TEST_CASE("json::AppendString writes a string as Write does", "[unit][json]") {
+  // AppendString has a shortcut for strings that need no escaping; every byte value, alone and
+  // inside random strings, must come out as the writer writes it.
+  std::vector<std::string> cases = {
+      "",          "plain",       "with \"quote\"", "back\\slash",
+      "tab\tnl\n", "caf\xC3\xA9", "\xff",           std::string("nul\0x", 5),
+      "\x7f"};
+  for (int b = 0; b < 256; ++b) {
+    cases.push_back(std::string(1, static_cast<char>(b)));
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string s(rng() % 12, ' ');
+    for (char& c : s) c = static_cast<char>(rng() % 2 == 0 ? 'a' + rng() % 26 : rng() % 256);
+    cases.push_back(s);
+  }
+  for (const std::string& s : cases) {
+    INFO(s);
+    std::string out = "prefix";
+    AppendString(out, s);
+    CHECK(out == "prefix" + Write(Value(s)));
   }
 }
 
