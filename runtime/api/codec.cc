@@ -19,6 +19,7 @@ namespace {
 using decode_util::CopyObject;
 using decode_util::Field;
 using decode_util::Put;
+using decode_util::ReadArray;
 using decode_util::ReadBool;
 using decode_util::ReadInt32;
 using decode_util::ReadInt64;
@@ -61,16 +62,12 @@ Status DecodeObjectMeta(const json::Value& doc, ObjectMeta* out) {
   RETURN_IF_ERROR(decode_util::GetObject(doc, "metadata", "metadata", &meta));
   if (meta == nullptr) return OkStatus();
   const std::string path = "metadata";
-  RETURN_IF_ERROR(decode_util::GetString(*meta, "name", Child(path, "name"), &out->name));
-  RETURN_IF_ERROR(
-      decode_util::GetString(*meta, "namespace", Child(path, "namespace"), &out->namespace_));
-  RETURN_IF_ERROR(decode_util::GetString(*meta, "uid", Child(path, "uid"), &out->uid));
-  RETURN_IF_ERROR(decode_util::GetString(*meta, "resourceVersion", Child(path, "resourceVersion"),
-                                         &out->resource_version));
-  RETURN_IF_ERROR(
-      decode_util::GetInt(*meta, "generation", Child(path, "generation"), &out->generation));
-  RETURN_IF_ERROR(decode_util::GetString(
-      *meta, "creationTimestamp", Child(path, "creationTimestamp"), &out->creation_timestamp));
+  RETURN_IF_ERROR(ReadString(*meta, "name", path, &out->name));
+  RETURN_IF_ERROR(ReadString(*meta, "namespace", path, &out->namespace_));
+  RETURN_IF_ERROR(ReadString(*meta, "uid", path, &out->uid));
+  RETURN_IF_ERROR(ReadString(*meta, "resourceVersion", path, &out->resource_version));
+  RETURN_IF_ERROR(ReadInt64(*meta, "generation", path, &out->generation));
+  RETURN_IF_ERROR(ReadString(*meta, "creationTimestamp", path, &out->creation_timestamp));
   RETURN_IF_ERROR(ReadString(*meta, "deletionTimestamp", path, &out->deletion_timestamp));
   RETURN_IF_ERROR(ReadStringMap(*meta, "labels", path, &out->labels));
   RETURN_IF_ERROR(ReadStringMap(*meta, "annotations", path, &out->annotations));
@@ -120,7 +117,7 @@ json::Value EncodeObjectMeta(const ObjectMeta& m, const json::Value* raw) {
 // ---- TrainJob spec ----
 
 Status DecodeRuntimeRef(const json::Value& obj, const std::string& path, RuntimeRef* out) {
-  RETURN_IF_ERROR(decode_util::GetString(obj, "name", Child(path, "name"), &out->name));
+  RETURN_IF_ERROR(ReadString(obj, "name", path, &out->name));
   RETURN_IF_ERROR(ReadString(obj, "apiGroup", path, &out->api_group));
   RETURN_IF_ERROR(ReadString(obj, "kind", path, &out->kind));
   return OkStatus();
@@ -165,12 +162,12 @@ Status DecodeResources(const json::Value& v, const std::string& path, json::Valu
   for (std::string_view list : {"limits", "requests"}) {
     json::Value* quantities = resources.Find(list);
     if (quantities == nullptr || quantities->IsNull()) continue;
-    const std::string list_path = Child(path, list);
-    if (!quantities->IsObject()) return WrongType(list_path, "object", *quantities);
+    if (!quantities->IsObject()) return WrongType(Child(path, list), "object", *quantities);
     for (auto& [name, value] : quantities->members()) {
       StatusOr<quantity::Quantity> q = quantity::Quantity::FromJson(value);
-      if (!q.ok())
-        return InvalidArgumentError(Child(list_path, name) + ": " + q.status().message());
+      if (!q.ok()) {
+        return InvalidArgumentError(Child(Child(path, list), name) + ": " + q.status().message());
+      }
       value = json::Value(q->ToString());
     }
   }
@@ -232,21 +229,49 @@ Status ReadTime(const json::Value& obj, std::string_view key, const std::string&
   return OkStatus();
 }
 
+// The patch checks below walk a patch with one path string: a level appends to it
+// (AppendKey, AppendIndex, as json::Child and json::Index would write it) and a PathMark takes it
+// off again when its scope ends. A string per level was most of what checking a patch cost.
+class PathMark {
+ public:
+  explicit PathMark(std::string& path) : path_(path), size_(path.size()) {}
+  ~PathMark() { path_.resize(size_); }
+  PathMark(const PathMark&) = delete;
+  PathMark& operator=(const PathMark&) = delete;
+
+ private:
+  std::string& path_;
+  size_t size_;
+};
+
+void AppendKey(std::string& path, std::string_view key) {
+  if (!path.empty()) path += '.';
+  path += key;
+}
+
+void AppendIndex(std::string& path, size_t i) {
+  path += '[';
+  path += std::to_string(i);
+  path += ']';
+}
+
 // Checks the container list of a PodSpecPatch: objects with a string name.
-Status CheckContainerPatches(const json::Value& spec, std::string_view key,
-                             const std::string& path) {
+Status CheckContainerPatches(const json::Value& spec, std::string_view key, std::string& path) {
   const json::Value* list = nullptr;
-  RETURN_IF_ERROR(decode_util::GetArray(spec, key, Child(path, key), &list));
+  RETURN_IF_ERROR(ReadArray(spec, key, path, &list));
   if (list == nullptr) return OkStatus();
+  PathMark mark(path);
+  AppendKey(path, key);
   for (size_t i = 0; i < list->size(); ++i) {
-    const std::string item_path = Index(Child(path, key), i);
+    PathMark item(path);
+    AppendIndex(path, i);
     const json::Value& c = list->at(i);
-    if (!c.IsObject()) return WrongType(item_path, "object", c);
+    if (!c.IsObject()) return WrongType(path, "object", c);
     std::string name;
-    RETURN_IF_ERROR(decode_util::GetString(c, "name", Child(item_path, "name"), &name));
+    RETURN_IF_ERROR(ReadString(c, "name", path, &name));
     for (std::string_view l : {"env", "volumeMounts"}) {
       const json::Value* ignored = nullptr;
-      RETURN_IF_ERROR(decode_util::GetArray(c, l, Child(item_path, l), &ignored));
+      RETURN_IF_ERROR(ReadArray(c, l, path, &ignored));
     }
   }
   return OkStatus();
@@ -254,57 +279,63 @@ Status CheckContainerPatches(const json::Value& spec, std::string_view key,
 
 // Checks one replicatedJobs entry of a patch down to its pod spec:
 // template (JobTemplatePatch) -> spec (JobSpecPatch) -> template (PodTemplatePatch) -> spec.
-Status CheckReplicatedJobPatch(const json::Value& job, const std::string& job_path) {
-  if (!job.IsObject()) return WrongType(job_path, "object", job);
+Status CheckReplicatedJobPatch(const json::Value& job, std::string& path) {
+  if (!job.IsObject()) return WrongType(path, "object", job);
   std::string name;
-  RETURN_IF_ERROR(decode_util::GetString(job, "name", Child(job_path, "name"), &name));
+  RETURN_IF_ERROR(ReadString(job, "name", path, &name));
+  PathMark mark(path);
   const json::Value* level = &job;
-  std::string level_path = job_path;
   for (std::string_view key : {"template", "spec", "template", "spec"}) {
     const json::Value* next = nullptr;
-    RETURN_IF_ERROR(ReadObject(*level, key, level_path, &next));
+    RETURN_IF_ERROR(ReadObject(*level, key, path, &next));
     if (next == nullptr) return OkStatus();
-    level_path = Child(level_path, key);
+    AppendKey(path, key);
     if (key == "template") {
       const json::Value* meta = nullptr;
-      RETURN_IF_ERROR(ReadObject(*next, "metadata", level_path, &meta));
+      RETURN_IF_ERROR(ReadObject(*next, "metadata", path, &meta));
     }
     level = next;
   }
-  RETURN_IF_ERROR(CheckContainerPatches(*level, "initContainers", level_path));
-  return CheckContainerPatches(*level, "containers", level_path);
+  RETURN_IF_ERROR(CheckContainerPatches(*level, "initContainers", path));
+  return CheckContainerPatches(*level, "containers", path);
 }
 
 // Checks the typed skeleton of a TrainingRuntimeSpecPatch (the objects and lists a Go client
 // would decode into structs); the Kubernetes types below the pod spec stay unchecked JSON.
-Status CheckTrainingRuntimeSpecPatch(const json::Value& trs, const std::string& path) {
+// `path` names `trs`; it is appended to on the way down and restored.
+Status CheckTrainingRuntimeSpecPatch(const json::Value& trs, std::string& path) {
   const json::Value* tmpl = nullptr;
   RETURN_IF_ERROR(ReadObject(trs, "template", path, &tmpl));
   if (tmpl == nullptr) return OkStatus();
-  const std::string tmpl_path = Child(path, "template");
+  PathMark mark(path);
+  AppendKey(path, "template");
   const json::Value* meta = nullptr;
-  RETURN_IF_ERROR(ReadObject(*tmpl, "metadata", tmpl_path, &meta));
+  RETURN_IF_ERROR(ReadObject(*tmpl, "metadata", path, &meta));
   const json::Value* spec = nullptr;
-  RETURN_IF_ERROR(ReadObject(*tmpl, "spec", tmpl_path, &spec));
+  RETURN_IF_ERROR(ReadObject(*tmpl, "spec", path, &spec));
   if (spec == nullptr) return OkStatus();
-  const std::string jobs_path = Child(Child(tmpl_path, "spec"), "replicatedJobs");
+  AppendKey(path, "spec");
   const json::Value* jobs = nullptr;
-  RETURN_IF_ERROR(decode_util::GetArray(*spec, "replicatedJobs", jobs_path, &jobs));
+  RETURN_IF_ERROR(ReadArray(*spec, "replicatedJobs", path, &jobs));
+  AppendKey(path, "replicatedJobs");
   for (size_t i = 0; jobs != nullptr && i < jobs->size(); ++i) {
-    RETURN_IF_ERROR(CheckReplicatedJobPatch(jobs->at(i), Index(jobs_path, i)));
+    PathMark item(path);
+    AppendIndex(path, i);
+    RETURN_IF_ERROR(CheckReplicatedJobPatch(jobs->at(i), path));
   }
   return OkStatus();
 }
 
 Status DecodeRuntimePatch(const json::Value& obj, const std::string& path, RuntimePatch* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
-  RETURN_IF_ERROR(decode_util::GetString(obj, "manager", Child(path, "manager"), &out->manager));
+  RETURN_IF_ERROR(ReadString(obj, "manager", path, &out->manager));
   RETURN_IF_ERROR(ReadTime(obj, "time", path, &out->time));
   RETURN_IF_ERROR(
       ReadJson(obj, "trainingRuntimeSpec", path, json::Type::kObject, &out->training_runtime_spec));
   if (!out->training_runtime_spec.IsNull()) {
-    RETURN_IF_ERROR(CheckTrainingRuntimeSpecPatch(out->training_runtime_spec,
-                                                  Child(path, "trainingRuntimeSpec")));
+    std::string trs_path = Child(path, "trainingRuntimeSpec");
+    trs_path.reserve(trs_path.size() + 128);  // the levels the checks append
+    RETURN_IF_ERROR(CheckTrainingRuntimeSpecPatch(out->training_runtime_spec, trs_path));
   }
   return OkStatus();
 }
@@ -328,8 +359,7 @@ Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, Train
     RETURN_IF_ERROR(DecodeTrainer(*sub, Child(path, "trainer"), &*out->trainer));
   }
   const json::Value* patches = nullptr;
-  RETURN_IF_ERROR(
-      decode_util::GetArray(obj, "runtimePatches", Child(path, "runtimePatches"), &patches));
+  RETURN_IF_ERROR(ReadArray(obj, "runtimePatches", path, &patches));
   if (patches != nullptr) {
     for (size_t i = 0; i < patches->size(); ++i) {
       RuntimePatch patch;
@@ -446,19 +476,18 @@ json::Value EncodeTrainJobSpec(const TrainJobSpec& s, const json::Value* raw) {
 
 Status DecodeCondition(const json::Value& obj, const std::string& path, Condition* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
-  RETURN_IF_ERROR(decode_util::GetString(obj, "type", Child(path, "type"), &out->type));
-  RETURN_IF_ERROR(decode_util::GetString(obj, "status", Child(path, "status"), &out->status));
-  RETURN_IF_ERROR(decode_util::GetString(obj, "reason", Child(path, "reason"), &out->reason));
-  RETURN_IF_ERROR(decode_util::GetString(obj, "message", Child(path, "message"), &out->message));
-  RETURN_IF_ERROR(decode_util::GetString(
-      obj, "lastTransitionTime", Child(path, "lastTransitionTime"), &out->last_transition_time));
+  RETURN_IF_ERROR(ReadString(obj, "type", path, &out->type));
+  RETURN_IF_ERROR(ReadString(obj, "status", path, &out->status));
+  RETURN_IF_ERROR(ReadString(obj, "reason", path, &out->reason));
+  RETURN_IF_ERROR(ReadString(obj, "message", path, &out->message));
+  RETURN_IF_ERROR(ReadString(obj, "lastTransitionTime", path, &out->last_transition_time));
   RETURN_IF_ERROR(ReadInt64(obj, "observedGeneration", path, &out->observed_generation));
   return OkStatus();
 }
 
 Status DecodeJobStatus(const json::Value& obj, const std::string& path, JobStatus* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
-  RETURN_IF_ERROR(decode_util::GetString(obj, "name", Child(path, "name"), &out->name));
+  RETURN_IF_ERROR(ReadString(obj, "name", path, &out->name));
   for (auto [key, field] :
        {std::pair{"ready", &out->ready}, std::pair{"succeeded", &out->succeeded},
         std::pair{"failed", &out->failed}, std::pair{"active", &out->active},
@@ -539,8 +568,7 @@ Status DecodeMLPolicy(const json::Value& obj, const std::string& path, MLPolicy*
       const json::Value& t = targets->at(i);
       if (!t.IsObject()) return WrongType(item_path, "object", t);
       EnvInjectionTarget target;
-      RETURN_IF_ERROR(
-          decode_util::GetString(t, "jobName", Child(item_path, "jobName"), &target.job_name));
+      RETURN_IF_ERROR(ReadString(t, "jobName", item_path, &target.job_name));
       std::optional<std::vector<std::string>> names;
       RETURN_IF_ERROR(ReadStringList(t, "containerNames", item_path, &names));
       if (names) target.container_names = std::move(*names);
@@ -787,14 +815,14 @@ StatusOr<TrainJobStatus> DecodeTrainJobStatus(const json::Value& status) {
   const std::string path = "status";
   if (!status.IsObject()) return WrongType(path, "object", status);
   const json::Value* list = nullptr;
-  RETURN_IF_ERROR(decode_util::GetArray(status, "conditions", Child(path, "conditions"), &list));
+  RETURN_IF_ERROR(ReadArray(status, "conditions", path, &list));
   for (size_t i = 0; list != nullptr && i < list->size(); ++i) {
     Condition c;
     RETURN_IF_ERROR(DecodeCondition(list->at(i), Index(Child(path, "conditions"), i), &c));
     out.conditions.push_back(std::move(c));
   }
   list = nullptr;
-  RETURN_IF_ERROR(decode_util::GetArray(status, "jobsStatus", Child(path, "jobsStatus"), &list));
+  RETURN_IF_ERROR(ReadArray(status, "jobsStatus", path, &list));
   for (size_t i = 0; list != nullptr && i < list->size(); ++i) {
     JobStatus j;
     RETURN_IF_ERROR(DecodeJobStatus(list->at(i), Index(Child(path, "jobsStatus"), i), &j));

@@ -71,6 +71,15 @@ Status ReadString(const json::Value& obj, std::string_view key, std::string_view
   return OkStatus();
 }
 
+Status ReadString(const json::Value& obj, std::string_view key, std::string_view parent,
+                  std::string* out) {
+  const json::Value* v = Field(obj, key, parent);
+  if (v == nullptr) return OkStatus();
+  if (!v->IsString()) return WrongType(json::Child(parent, key), "string", *v);
+  *out = v->AsString();
+  return OkStatus();
+}
+
 Status ReadBool(const json::Value& obj, std::string_view key, std::string_view parent,
                 std::optional<bool>* out) {
   const json::Value* v = Field(obj, key, parent);
@@ -81,10 +90,21 @@ Status ReadBool(const json::Value& obj, std::string_view key, std::string_view p
 }
 
 Status ReadInt64(const json::Value& obj, std::string_view key, std::string_view parent,
+                 int64_t* out) {
+  const json::Value* v = Field(obj, key, parent);
+  if (v == nullptr) return OkStatus();
+  if (v->IsInt()) {
+    *out = v->AsInt();
+    return OkStatus();
+  }
+  return json::GetInt(obj, key, json::Child(parent, key), out);  // an integral double, or the error
+}
+
+Status ReadInt64(const json::Value& obj, std::string_view key, std::string_view parent,
                  std::optional<int64_t>* out) {
   if (Field(obj, key, parent) == nullptr) return OkStatus();
   int64_t value = 0;
-  RETURN_IF_ERROR(json::GetInt(obj, key, json::Child(parent, key), &value));
+  RETURN_IF_ERROR(ReadInt64(obj, key, parent, &value));
   *out = value;
   return OkStatus();
 }
@@ -138,6 +158,15 @@ Status ReadObject(const json::Value& obj, std::string_view key, std::string_view
   const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   if (!v->IsObject()) return WrongType(json::Child(parent, key), "object", *v);
+  *out = v;
+  return OkStatus();
+}
+
+Status ReadArray(const json::Value& obj, std::string_view key, std::string_view parent,
+                 const json::Value** out) {
+  const json::Value* v = Field(obj, key, parent);
+  if (v == nullptr) return OkStatus();
+  if (!v->IsArray()) return WrongType(json::Child(parent, key), "array", *v);
   *out = v;
   return OkStatus();
 }

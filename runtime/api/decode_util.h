@@ -27,10 +27,15 @@ Status WrongType(std::string_view path, std::string_view want, const json::Value
 
 Status ReadString(const json::Value& obj, std::string_view key, std::string_view parent,
                   std::optional<std::string>* out);
+// The same for fields without an unset state: absent or null leaves `out` as it is.
+Status ReadString(const json::Value& obj, std::string_view key, std::string_view parent,
+                  std::string* out);
 Status ReadBool(const json::Value& obj, std::string_view key, std::string_view parent,
                 std::optional<bool>* out);
 Status ReadInt64(const json::Value& obj, std::string_view key, std::string_view parent,
                  std::optional<int64_t>* out);
+Status ReadInt64(const json::Value& obj, std::string_view key, std::string_view parent,
+                 int64_t* out);
 // Integers (or integral doubles) within int32 range.
 Status ReadInt32(const json::Value& obj, std::string_view key, std::string_view parent,
                  std::optional<int32_t>* out);
@@ -42,12 +47,17 @@ Status ReadStringMap(const json::Value& obj, std::string_view key, std::string_v
 // Points `out` at obj[key] when it is an object; nullptr when absent or null.
 Status ReadObject(const json::Value& obj, std::string_view key, std::string_view parent,
                   const json::Value** out);
+// Points `out` at obj[key] when it is an array; leaves it as it is when absent or null.
+Status ReadArray(const json::Value& obj, std::string_view key, std::string_view parent,
+                 const json::Value** out);
 // Copies obj[key] when it has type `want`; leaves `out` untouched when absent or null.
 Status ReadJson(const json::Value& obj, std::string_view key, std::string_view parent,
                 json::Type want, json::Value* out);
 
 // json::GetString/GetInt/GetObject/GetArray (common/json) that also note `path`, the field's
-// whole path, for FieldPathRecorder. Decoders call these, not the json:: ones.
+// whole path, for FieldPathRecorder. Decoders call these, not the json:: ones, or rather the
+// Read* forms above, which build the path only for an error or a recorder (decoding an admitted
+// TrainJob is on every admission request, and the path strings were a visible share of it).
 Status GetString(const json::Value& obj, std::string_view key, std::string_view path,
                  std::string* out);
 Status GetInt(const json::Value& obj, std::string_view key, std::string_view path, int64_t* out);
