@@ -2,6 +2,7 @@
 #include "runtime/core/runtime_info.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "common/json/patch.h"
@@ -360,16 +361,24 @@ std::optional<StatusOr<RuntimeInfoCache::SharedInfo>> RuntimeInfoCache::Shared(
   return shared->info;
 }
 
+RuntimeInfoCache::Entry* RuntimeInfoCache::EntryOfLocked(
+    std::string_view kind, const std::shared_ptr<const api::TrainingRuntime>& runtime) {
+  const api::ObjectMeta& meta = runtime->metadata;
+  auto it = entries_.find(KeyView{kind, meta.namespace_, meta.name});
+  if (it != entries_.end() && it->second.source.lock() == runtime && it->second.uid == meta.uid &&
+      it->second.resource_version == meta.resource_version) {
+    return &it->second;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<const RuntimeInfoCache::RuntimeOnly> RuntimeInfoCache::RuntimeOnlyOf(
     std::string_view kind, const std::shared_ptr<const api::TrainingRuntime>& runtime) {
   const api::ObjectMeta& meta = runtime->metadata;
-  const KeyView key{kind, meta.namespace_, meta.name};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(key);
-    if (it != entries_.end() && it->second.source.lock() == runtime && it->second.uid == meta.uid &&
-        it->second.resource_version == meta.resource_version) {
-      return it->second.runtime_only;
+    if (Entry* entry = EntryOfLocked(kind, runtime)) {
+      return entry->runtime_only;
     }
   }
   const api::TrainingRuntimeSpec& spec = runtime->spec;
@@ -386,6 +395,98 @@ std::shared_ptr<const RuntimeInfoCache::RuntimeOnly> RuntimeInfoCache::RuntimeOn
   entries_.insert_or_assign(Key(kind, meta.namespace_, meta.name),
                             Entry{meta.uid, meta.resource_version, runtime, computed});
   return computed;
+}
+
+namespace {
+
+// Whether a and b are the same JSON exactly: types (1 is not 1.0), values (bit for bit for
+// doubles) and member order, so that NewRuntimeInfo cannot tell them apart. (json::Value's ==
+// is looser: it ignores member order and compares numbers by value.)
+bool Identical(const json::Value& a, const json::Value& b) {
+  if (a.type() != b.type()) {
+    return false;
+  }
+  switch (a.type()) {
+    case json::Type::kNull:
+      return true;
+    case json::Type::kBool:
+      return a.AsBool() == b.AsBool();
+    case json::Type::kInt:
+      return a.AsInt() == b.AsInt();
+    case json::Type::kDouble: {
+      const double x = a.AsDouble(), y = b.AsDouble();
+      return std::memcmp(&x, &y, sizeof(x)) == 0;
+    }
+    case json::Type::kString:
+      return a.AsString() == b.AsString();
+    case json::Type::kArray:
+      return std::equal(a.elements().begin(), a.elements().end(), b.elements().begin(),
+                        b.elements().end(), Identical);
+    case json::Type::kObject:
+      return std::equal(a.members().begin(), a.members().end(), b.members().begin(),
+                        b.members().end(), [](const json::Member& x, const json::Member& y) {
+                          return x.first == y.first && Identical(x.second, y.second);
+                        });
+  }
+  return false;
+}
+
+const json::Value& ResourcesPerNode(const api::TrainJob& job) {
+  static const json::Value kNone{};
+  return job.spec.trainer ? job.spec.trainer->resources_per_node : kNone;
+}
+
+}  // namespace
+
+bool RuntimeInfoCache::SameInputs(const JobVariant& v, const api::TrainJob& job) {
+  const std::vector<api::RuntimePatch>& patches = job.spec.runtime_patches;
+  return Identical(v.resources, ResourcesPerNode(job)) && v.patches.size() == patches.size() &&
+         std::equal(patches.begin(), patches.end(), v.patches.begin(),
+                    [](const api::RuntimePatch& p, const json::Value& seen) {
+                      return Identical(p.training_runtime_spec, seen);
+                    });
+}
+
+StatusOr<RuntimeInfoCache::SharedInfo> RuntimeInfoCache::ForJob(
+    std::string_view kind, const api::TrainJob& job,
+    const std::shared_ptr<const api::TrainingRuntime>& runtime) {
+  if (std::optional<StatusOr<SharedInfo>> shared = Shared(kind, job, runtime)) {
+    return *std::move(shared);
+  }
+  RuntimeOnlyOf(kind, runtime);  // the entry of this version, where the job's Info is kept
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Entry* entry = EntryOfLocked(kind, runtime)) {
+      for (const std::shared_ptr<const JobVariant>& v : entry->variants) {
+        if (SameInputs(*v, job)) {
+          return v->info;
+        }
+      }
+    }
+  }
+  const api::TrainingRuntimeSpec& spec = runtime->spec;
+  StatusOr<framework::Info> info =
+      NewRuntimeInfo(job, spec.template_, spec.ml_policy, spec.pod_group_policy);
+  std::vector<json::Value> patches;
+  for (const api::RuntimePatch& p : job.spec.runtime_patches) {
+    patches.push_back(p.training_runtime_spec.Clone());
+  }
+  auto variant = std::make_shared<const JobVariant>(JobVariant{
+      std::move(patches), ResourcesPerNode(job).Clone(),
+      info.ok()
+          ? StatusOr<SharedInfo>(std::make_shared<const framework::Info>(std::move(info).value()))
+          : StatusOr<SharedInfo>(info.status())});
+  std::lock_guard<std::mutex> lock(mu_);
+  ++computed_;
+  // Kept only on the entry of this very runtime version (another version may have replaced it
+  // meanwhile: then this Info is answered once and dropped).
+  if (Entry* entry = EntryOfLocked(kind, runtime)) {
+    if (entry->variants.size() >= kJobVariants) {
+      entry->variants.erase(entry->variants.begin());
+    }
+    entry->variants.push_back(variant);
+  }
+  return variant->info;
 }
 
 int RuntimeInfoCache::computed() const {

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "common/json/json.h"
 #include "common/status/status.h"
@@ -52,7 +53,17 @@ class RuntimeInfoCache {
       std::string_view kind, const api::TrainJob& job,
       const std::shared_ptr<const api::TrainingRuntime>& runtime);
 
-  // Runtime-only Infos computed so far (cache misses), for tests.
+  // NewRuntimeInfo of `job` on `runtime` (as above), shared: Shared's Info when the job adds
+  // nothing, else one computed on this runtime version for a TrainJob with identical
+  // runtimePatches[].trainingRuntimeSpec and resourcesPerNode (the same JSON: types, member
+  // order and values), the only parts of a TrainJob NewRuntimeInfo reads. Jobs admitted in
+  // batches (one queue's patches, one sweep's resources) share those; the last kJobVariants
+  // per runtime version are kept.
+  StatusOr<SharedInfo> ForJob(std::string_view kind, const api::TrainJob& job,
+                              const std::shared_ptr<const api::TrainingRuntime>& runtime);
+  static constexpr size_t kJobVariants = 8;
+
+  // Infos computed so far (cache misses: runtime-only and per job), for tests.
   int computed() const;
 
  private:
@@ -60,12 +71,24 @@ class RuntimeInfoCache {
     StatusOr<SharedInfo> info;
     bool takes_resources;  // some pod set would take a TrainJob's resourcesPerNode
   };
+  // What NewRuntimeInfo read of a TrainJob, and the Info it computed from it.
+  struct JobVariant {
+    std::vector<json::Value> patches;  // runtimePatches[].trainingRuntimeSpec
+    json::Value resources;             // spec.trainer.resourcesPerNode, null when unset
+    StatusOr<SharedInfo> info;
+  };
+  // Whether `v` was computed for a TrainJob NewRuntimeInfo cannot tell from `job`.
+  static bool SameInputs(const JobVariant& v, const api::TrainJob& job);
   struct Entry {
     std::string uid;
     std::string resource_version;
     std::weak_ptr<const api::TrainingRuntime> source;
     std::shared_ptr<const RuntimeOnly> runtime_only;
+    std::vector<std::shared_ptr<const JobVariant>> variants;  // oldest first
   };
+  // The entry of `runtime` when it holds that very version; nullptr otherwise. Under mu_.
+  Entry* EntryOfLocked(std::string_view kind,
+                       const std::shared_ptr<const api::TrainingRuntime>& runtime);
   std::shared_ptr<const RuntimeOnly> RuntimeOnlyOf(
       std::string_view kind, const std::shared_ptr<const api::TrainingRuntime>& runtime);
 

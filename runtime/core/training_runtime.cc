@@ -138,17 +138,11 @@ field::ValidationResult TrainingRuntime::RunValidation(
   // Admission builds Info without running any phase, and ignores a failure to build it
   // (upstream: "the runtime configured should be valid").
   framework::Framework& fw = *pipeline_->framework;
-  const api::TrainingRuntimeSpec& spec = runtime->spec;
-  field::ValidationResult result;
-  if (auto shared = pipeline_->infos.Shared(Kind().kind, new_job, runtime)) {
-    result = fw.RunCustomValidationPlugins(shared->ok() ? shared->value().get() : nullptr, old_job,
-                                           new_job);
-  } else {
-    StatusOr<framework::Info> info =
-        NewRuntimeInfo(new_job, spec.template_, spec.ml_policy, spec.pod_group_policy);
-    result = fw.RunCustomValidationPlugins(info.ok() ? &*info : nullptr, old_job, new_job);
-  }
-  for (field::Error& e : PodTemplateOverridesErrors(new_job, spec.template_)) {
+  StatusOr<RuntimeInfoCache::SharedInfo> info =
+      pipeline_->infos.ForJob(Kind().kind, new_job, runtime);
+  field::ValidationResult result =
+      fw.RunCustomValidationPlugins(info.ok() ? info->get() : nullptr, old_job, new_job);
+  for (field::Error& e : PodTemplateOverridesErrors(new_job, runtime->spec.template_)) {
     result.errors.push_back(std::move(e));
   }
   return result;

@@ -743,6 +743,112 @@ TEST_CASE("RuntimeInfoCache: a runtime whose own Info fails", "[core][cache]") {
   CHECK(Uncached(fixed, *rt).ok());
 }
 
+// ForJob shares Infos between TrainJobs NewRuntimeInfo cannot tell apart, and only those: every
+// answer equals the Info computed afresh, across near-identical jobs (a changed value, member
+// order, 3 vs 3.0, a reordered or extra patch), runtime versions and evictions.
+TEST_CASE("RuntimeInfoCache::ForJob never answers another TrainJob's Info", "[core][cache]") {
+  RuntimeInfoCache cache;
+  auto v1 = Versioned("uid-a", "1", "v1:img");
+  auto patch = [](std::string_view manager, std::string_view selector) {
+    return "  - manager: " + std::string(manager) +
+           "\n    trainingRuntimeSpec:\n      template:\n        spec:\n          replicatedJobs:\n"
+           "          - name: node\n            template: {spec: {template: {spec: " +
+           std::string(selector) + "}}}\n";
+  };
+  const std::string gpu = patch("example.com/m", "{nodeSelector: {pool: gpu}}");
+  const std::string cpu = patch("example.com/m", "{nodeSelector: {pool: cpu}}");
+  const std::string two = patch("example.com/m", "{nodeSelector: {pool: gpu, zone: a}}");
+  const std::string two_swapped = patch("example.com/m", "{nodeSelector: {zone: a, pool: gpu}}");
+  const std::string other_manager = patch("example.com/other", "{nodeSelector: {pool: gpu}}");
+  const std::vector<std::string> specs = {
+      "",
+      kResources,
+      "  trainer: {resourcesPerNode: {requests: {cpu: 3.0}, limits: {memory: 8Gi}}}\n",
+      "  trainer: {resourcesPerNode: {requests: {cpu: 4}, limits: {memory: 8Gi}}}\n",
+      "  runtimePatches:\n" + gpu,
+      "  runtimePatches:\n" + cpu,
+      "  runtimePatches:\n" + two,
+      "  runtimePatches:\n" + two_swapped,
+      "  runtimePatches:\n" + gpu + cpu,
+      "  runtimePatches:\n" + cpu + gpu,
+      "  runtimePatches:\n" + other_manager,  // the manager is not read: same Info as `gpu`
+      "  runtimePatches:\n" + patch("example.com/m", "{terminationGracePeriodSeconds: 3}"),
+      std::string(kResources) + "  runtimePatches:\n" + gpu,
+      kPatches,
+  };
+  auto check_all = [&](const std::shared_ptr<const api::TrainingRuntime>& rt) {
+    for (const std::string& extra : specs) {
+      api::TrainJob job = Job("TrainingRuntime", extra);
+      INFO(rt->metadata.resource_version << ", spec extra:\n" << extra);
+      CHECK(InfoText(cache.ForJob("TrainingRuntime", job, rt)) == InfoText(Uncached(job, *rt)));
+    }
+  };
+  static_assert(RuntimeInfoCache::kJobVariants < 10);
+  check_all(v1);
+  check_all(v1);  // more inputs than kJobVariants: evicted ones are computed again
+
+  SECTION("a repeated TrainJob is served from the cache, also as the runtime's first") {
+    RuntimeInfoCache fresh;
+    api::TrainJob job = Job("TrainingRuntime", "  runtimePatches:\n" + gpu);
+    auto first = fresh.ForJob("TrainingRuntime", job, v1);
+    const int computed = fresh.computed();
+    auto again = fresh.ForJob("TrainingRuntime", job, v1);
+    CHECK(fresh.computed() == computed);
+    REQUIRE(first.ok());
+    REQUIRE(again.ok());
+    CHECK(first->get() == again->get());
+  }
+  SECTION("a repeated TrainJob is served from the cache") {
+    api::TrainJob job = Job("TrainingRuntime", "  runtimePatches:\n" + gpu);
+    auto a = cache.ForJob("TrainingRuntime", job, v1);
+    const int before = cache.computed();
+    auto b =
+        cache.ForJob("TrainingRuntime", Job("TrainingRuntime", "  runtimePatches:\n" + gpu), v1);
+    CHECK(cache.computed() == before);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(a->get() == b->get());
+  }
+  SECTION("member order and number types tell jobs apart") {
+    const std::string grace = patch("example.com/m", "{terminationGracePeriodSeconds: 3}");
+    api::TrainJob as_int = Job("TrainingRuntime", "  runtimePatches:\n" + grace);
+    api::TrainJob as_double = Job("TrainingRuntime", "  runtimePatches:\n" + grace);
+    as_double.spec.runtime_patches[0]
+        .training_runtime_spec["template"]["spec"]["replicatedJobs"]
+        .at(0)["template"]["spec"]["template"]["spec"]
+        .Set("terminationGracePeriodSeconds", json::Value(3.0));
+    std::vector<std::pair<api::TrainJob, api::TrainJob>> pairs;
+    pairs.emplace_back(Job("TrainingRuntime", "  runtimePatches:\n" + two),
+                       Job("TrainingRuntime", "  runtimePatches:\n" + two_swapped));
+    pairs.emplace_back(std::move(as_int), std::move(as_double));
+    for (const auto& [x, y] : pairs) {
+      auto a = cache.ForJob("TrainingRuntime", x, v1);
+      auto b = cache.ForJob("TrainingRuntime", y, v1);
+      REQUIRE(a.ok());
+      REQUIRE(b.ok());
+      CHECK(a->get() != b->get());
+      // InfoText sorts keys and reads numbers by value: compare the JobSet specs as written.
+      CHECK(json::Write((*b)->template_spec.jobset_spec) ==
+            json::Write(Uncached(y, *v1)->template_spec.jobset_spec));
+      CHECK(json::Write((*a)->template_spec.jobset_spec) !=
+            json::Write((*b)->template_spec.jobset_spec));
+    }
+  }
+  SECTION("another runtime version is computed from that version") {
+    auto v2 = Versioned("uid-a", "2", "v2:img");
+    check_all(v2);
+    api::TrainJob job = Job("TrainingRuntime", "  runtimePatches:\n" + gpu);
+    auto got = cache.ForJob("TrainingRuntime", job, v2);
+    REQUIRE(got.ok());
+    CHECK((*got)->template_spec.pod_sets[2].containers[0].image == "v2:img");
+    // The older version read again is not answered with v2's.
+    auto old = cache.ForJob("TrainingRuntime", job, v1);
+    REQUIRE(old.ok());
+    CHECK((*old)->template_spec.pod_sets[2].containers[0].image == "v1:img");
+    check_all(v1);
+  }
+}
+
 TEST_CASE("TestClusterTrainingRuntimeNewObjects", "[core]") {
   Env env;
   REQUIRE(env.reader.Add(RuntimeDoc("ClusterTrainingRuntime")).ok());
