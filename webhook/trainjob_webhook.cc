@@ -1,6 +1,7 @@
 // TrainJobDefaulter and TrainJobValidator (see trainjob_webhook.h).
 #include "webhook/trainjob_webhook.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -99,6 +100,42 @@ json::Value RuntimePatchesAfterDefaulting(const api::TrainJob& job, const json::
   return patches;
 }
 
+// Whether each received entry is an object decoded into the entry of the same index: then
+// defaulting changed no entry but its time.
+bool OnlyTimesChanged(const api::TrainJob& job, const json::Value* received,
+                      std::optional<size_t> translated_index) {
+  return !translated_index && received != nullptr && received->IsArray() &&
+         received->size() == job.spec.runtime_patches.size() &&
+         std::all_of(received->elements().begin(), received->elements().end(),
+                     [](const json::Value& e) { return e.IsObject(); });
+}
+
+// The patch when OnlyTimesChanged: entry by entry, the diff of the time member alone. The same
+// operations as diffing the whole list against RuntimePatchesAfterDefaulting (tested), without
+// copying and comparing every entry's trainingRuntimeSpec on each admission.
+StatusOr<json::Value> TimesPatch(const api::TrainJob& job, const json::Value& received) {
+  json::Value ops = json::Value::Array();
+  for (size_t i = 0; i < job.spec.runtime_patches.size(); ++i) {
+    const std::optional<std::string>& time = job.spec.runtime_patches[i].time;
+    if (!time) {
+      continue;  // the entry is kept as received
+    }
+    json::Value before = json::Value::Object();
+    if (const json::Value* t = received.at(i).Find("time")) {
+      before.Set("time", t->Clone());
+    }
+    json::Value after = json::Value::Object();
+    after.Set("time", json::Value(*time));
+    ASSIGN_OR_RETURN(
+        json::Value entry_ops,
+        json::CreateJsonPatchAt("/spec/runtimePatches/" + std::to_string(i), &before, after));
+    for (json::Value& op : entry_ops.elements()) {
+      ops.PushBack(std::move(op));
+    }
+  }
+  return ops;
+}
+
 }  // namespace
 
 AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
@@ -132,8 +169,11 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   }
   const json::Value* spec = SpecOf(job->raw);
   const json::Value* received = spec != nullptr ? spec->Find("runtimePatches") : nullptr;
-  json::Value patches = RuntimePatchesAfterDefaulting(*job, received, *translated_index);
-  StatusOr<json::Value> ops = json::CreateJsonPatchAt("/spec/runtimePatches", received, patches);
+  StatusOr<json::Value> ops = OnlyTimesChanged(*job, received, *translated_index)
+                                  ? TimesPatch(*job, *received)
+                                  : json::CreateJsonPatchAt("/spec/runtimePatches", received,
+                                                            RuntimePatchesAfterDefaulting(
+                                                                *job, received, *translated_index));
   if (!ops.ok()) {
     return AdmissionResponse::Errored(500, "creating the patch: " + ops.status().message());
   }

@@ -131,6 +131,70 @@ spec:
   CHECK(set.patch.IsNull());
 }
 
+// The defaulter computes its patch entry by entry when it translated nothing; the operations must
+// be exactly those of diffing the whole received list against the defaulted one.
+TEST_CASE("defaulter: the patch is the diff of the whole runtimePatches list") {
+  TrainJobDefaulter d([] { return std::string(kNow); });
+  struct Case {
+    std::string name;
+    AdmissionRequest req;
+    std::vector<std::string> times;  // each entry's time after defaulting
+  };
+  std::vector<Case> cases;
+  cases.push_back({"create",
+                   Request("CREATE", R"(
+metadata: {name: j, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  runtimePatches:
+    - manager: example.com/a
+      unknownInPatch: [1, 2.5, {x: null}]
+      trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node}]}}}
+    - {manager: example.com/b, time: "2025-05-05T05:05:05Z"}
+    - {time: null, manager: example.com/c}
+    - manager: example.com/d
+)"),
+                   {kNow, "2025-05-05T05:05:05Z", kNow, kNow}});
+  constexpr char kOld[] = R"(
+metadata: {name: j, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  runtimePatches:
+    - {manager: example.com/same, time: "2025-01-01T00:00:00Z"}
+    - {manager: example.com/changed, time: "2025-01-01T00:00:00Z"}
+)";
+  cases.push_back({"update",
+                   Request("UPDATE", R"(
+metadata: {name: j, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  runtimePatches:
+    - {manager: example.com/same, time: "2030-01-01T00:00:00Z"}
+    - manager: example.com/changed
+      time: "2030-01-01T00:00:00Z"
+      trainingRuntimeSpec: {template: {metadata: {labels: {x: "2"}}}}
+    - {manager: example.com/new, time: "2030-01-01T00:00:00Z"}
+    - {manager: example.com/new-without-time}
+)",
+                           kOld),
+                   {"2025-01-01T00:00:00Z", kNow, "2030-01-01T00:00:00Z", kNow}});
+  for (const Case& c : cases) {
+    INFO(c.name);
+    AdmissionResponse resp = d.Handle(c.req);
+    REQUIRE(resp.allowed);
+    const json::Value& received = *c.req.object.Find("spec")->Find("runtimePatches");
+    json::Value after = received.Clone();
+    REQUIRE(after.size() == c.times.size());
+    for (size_t i = 0; i < c.times.size(); ++i) {
+      after.at(i).Set("time", json::Value(c.times[i]));
+    }
+    StatusOr<json::Value> want = json::CreateJsonPatchAt("/spec/runtimePatches", &received, after);
+    REQUIRE(want.ok());
+    REQUIRE(resp.patch.IsArray());
+    CHECK(json::Write(resp.patch) == json::Write(*want));
+  }
+}
+
 TEST_CASE("defaulter UPDATE follows upstream's table") {
   TrainJobDefaulter d([] { return std::string(kNow); });
   constexpr char kOld[] = R"(
