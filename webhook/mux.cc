@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <exception>
@@ -15,9 +16,9 @@ namespace {
 
 constexpr char kJson[] = "application/json";
 
-// Media type without parameters, lower case: "Application/JSON; charset=utf-8" ->
-// "application/json".
-std::string MediaType(std::string_view content_type) {
+// Whether the media type, without parameters and in any case, is application/json:
+// "Application/JSON; charset=utf-8" is.
+bool IsJson(std::string_view content_type) {
   std::string_view t = content_type.substr(0, content_type.find(';'));
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) {
     t.remove_suffix(1);
@@ -25,11 +26,18 @@ std::string MediaType(std::string_view content_type) {
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) {
     t.remove_prefix(1);
   }
-  std::string out(t);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
+  constexpr std::string_view kWant = kJson;
+  return t.size() == kWant.size() &&
+         std::equal(t.begin(), t.end(), kWant.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
+}
+
+// The first Content-Type header as get_header_value reads it (up to a NUL), without the copy.
+std::string_view ContentType(const http::Request& req) {
+  auto range = req.headers.equal_range("Content-Type");
+  return range.first == range.second ? std::string_view()
+                                     : std::string_view(range.first->second.c_str());
 }
 
 HttpReply ErrorReply(int http_status, std::string_view uid, std::string message,
@@ -76,7 +84,7 @@ HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
   if (body.size() > kMaxRequestBytes) {
     reply = ErrorReply(413, "", TooLargeMessage());
     reason = ReasonForCode(413);
-  } else if (std::string media = MediaType(content_type); media != kJson) {
+  } else if (!IsJson(content_type)) {
     reply = ErrorReply(415, "",
                        "contentType=" + std::string(content_type) + ", expected application/json");
     reason = ReasonForCode(415);
@@ -186,13 +194,13 @@ http::ServerOptions AdmissionMux::ServerOptions(std::string address, http::CertW
 
 void AdmissionMux::Mount(http::Server& server) {
   for (auto& [path, ep] : endpoints_) {
-    server.Post(
-        path, [this, &path = path, &ep = ep](const http::Request& req, http::Response& res) {
-          HttpReply reply = ServeEndpoint(path, ep, req.get_header_value("Content-Type"), req.body);
-          res.status = reply.status;
-          res.body = std::move(reply.body);
-          res.set_header("Content-Type", kJson);
-        });
+    server.Post(path,
+                [this, &path = path, &ep = ep](const http::Request& req, http::Response& res) {
+                  HttpReply reply = ServeEndpoint(path, ep, ContentType(req), req.body);
+                  res.status = reply.status;
+                  res.body = std::move(reply.body);
+                  res.set_header("Content-Type", kJson);
+                });
   }
 }
 
