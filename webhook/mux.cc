@@ -33,9 +33,19 @@ bool IsJson(std::string_view content_type) {
          });
 }
 
+// httplib takes header names and values as std::string: made once, not per request.
+const std::string& ContentTypeHeader() {
+  static const std::string kName = "Content-Type";
+  return kName;
+}
+const std::string& JsonMediaType() {
+  static const std::string kValue = kJson;
+  return kValue;
+}
+
 // The first Content-Type header as get_header_value reads it (up to a NUL), without the copy.
 std::string_view ContentType(const http::Request& req) {
-  auto range = req.headers.equal_range("Content-Type");
+  auto range = req.headers.equal_range(ContentTypeHeader());
   return range.first == range.second ? std::string_view()
                                      : std::string_view(range.first->second.c_str());
 }
@@ -187,7 +197,7 @@ http::ServerOptions AdmissionMux::ServerOptions(std::string address, http::CertW
       CountDenial(it->first, ReasonForCode(res.status));
     }
     res.body = ErrorReply(res.status, "", std::move(message)).body;
-    res.set_header("Content-Type", kJson);
+    res.set_header(ContentTypeHeader(), JsonMediaType());
   };
   return o;
 }
@@ -199,7 +209,7 @@ void AdmissionMux::Mount(http::Server& server) {
                   HttpReply reply = ServeEndpoint(path, ep, ContentType(req), req.body);
                   res.status = reply.status;
                   res.body = std::move(reply.body);
-                  res.set_header("Content-Type", kJson);
+                  res.set_header(ContentTypeHeader(), JsonMediaType());
                 });
   }
 }

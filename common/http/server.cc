@@ -646,20 +646,24 @@ namespace {
 // bodies, oversized ones for its 413, other methods), which routes through the same tables.
 bool DispatchEarly(const RouteTable& get, const RouteTable& post, size_t max_body,
                    const httplib::Request& req, httplib::Response& res) {
+  // httplib takes header names as std::string: made once, not per request ("Transfer-Encoding"
+  // is past the inline capacity of a std::string, so each call allocated).
+  static const std::string kTransferEncoding = "Transfer-Encoding";
+  static const std::string kContentLength = "Content-Length";
   ConnStream* strm = current_stream;
-  if (strm == nullptr || req.has_header("Transfer-Encoding")) return false;
+  if (strm == nullptr || req.has_header(kTransferEncoding)) return false;
   const RouteTable* table = nullptr;
   size_t length = 0;
   if (req.method == "POST") {
     table = &post;
-    if (req.has_header("Content-Length")) {
-      const std::string text = req.get_header_value("Content-Length");
+    if (req.has_header(kContentLength)) {
+      const std::string text = req.get_header_value(kContentLength);
       auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), length);
       if (ec != std::errc() || end != text.data() + text.size() || length > max_body) {
         return false;
       }
     }
-  } else if ((req.method == "GET" || req.method == "HEAD") && !req.has_header("Content-Length")) {
+  } else if ((req.method == "GET" || req.method == "HEAD") && !req.has_header(kContentLength)) {
     table = &get;
   } else {
     return false;
