@@ -383,7 +383,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     frames_.pop_back();
     return Add(std::move(done));
   }
-  bool Add(Value v) {
+  bool Add(Value&& v) {
     if (frames_.empty()) {
       root_ = std::move(v);
       return true;
