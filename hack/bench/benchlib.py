@@ -22,6 +22,7 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -241,6 +242,57 @@ class Api:
             "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         if status != 201:
             raise RuntimeError("creating namespace %s: %s %s" % (name, status, body))
+
+
+class Watches:
+    """Watches each collection of PATHS from its current resourceVersion and reads every event,
+    discarding it, until the context exits: the apiserver's side of serving an informer, with
+    no client work beyond reading bytes. events() counts the events read, bytes() their size."""
+
+    def __init__(self, bed, paths):
+        self.api, self.paths = Api(bed.kubeconfig, timeout=None), paths
+        self.conns, self.threads, self._events, self._bytes = [], [], 0, 0
+
+    def __enter__(self):
+        for path in self.paths:
+            status, body = self.api.call("GET", path + "?limit=1")
+            if status != 200:
+                raise RuntimeError("GET %s: %s %s" % (path, status, body))
+            conn = self.api.connect()
+            conn.request("GET", "%s?watch=true&resourceVersion=%s" % (
+                path, body["metadata"]["resourceVersion"]))
+            resp = conn.getresponse()
+            if resp.status != 200:
+                raise RuntimeError("watch %s: %s" % (path, resp.status))
+            self.conns.append(conn)
+            self.threads.append(threading.Thread(target=self._read, args=(resp,), daemon=True))
+            self.threads[-1].start()
+        return self
+
+    def _read(self, resp):
+        try:
+            while True:
+                chunk = resp.read1(1 << 16)
+                if not chunk:
+                    return
+                self._events += chunk.count(b"\n")  # one event per line
+                self._bytes += len(chunk)
+        except (OSError, ValueError, http.client.HTTPException):
+            return  # closed by __exit__
+
+    def events(self):
+        return self._events
+
+    def bytes(self):
+        return self._bytes
+
+    def __exit__(self, *exc):
+        for conn in self.conns:
+            with contextlib.suppress(OSError):
+                conn.sock.shutdown(socket.SHUT_RDWR)
+            conn.close()
+        for t in self.threads:
+            t.join(5)
 
 
 def free_port():

@@ -126,11 +126,12 @@ def scale(doc, out):
             ax.plot(*zip(*pts), "o-", color=color,
                     label="trainer-controller" if impl == "ours" else "upstream v2.3.0")
     for kind, color, label in (("writes", FLOOR, "floor: same writes"),
+                               ("watched", FLOOR, "floor: same writes, watched"),
                                ("jobsets", FLOOR2, "floor: JobSets only")):
         pts = sorted({(f["n"], sum(f["runs"]) / len(f["runs"])) for f in doc.get("floors", [])
                       if f["kind"] == kind})
         if pts:
-            ax.plot(*zip(*pts), "s--", color=color, label=label)
+            ax.plot(*zip(*pts), "s:" if kind == "watched" else "s--", color=color, label=label)
     loglog(ax)
     finish(ax, "TrainJobs (N)", "seconds until N JobSets exist",
            "Controller: first wave of N TrainJobs")

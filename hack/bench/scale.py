@@ -6,13 +6,17 @@ test beds (hack/testbed, no JobSet controller, so nothing changes a JobSet's sta
 Units of work, each on a test bed of its own and written to RESULTS/<unit>.json as it finishes;
 a rerun skips the units already there (resumable; --force redoes them):
 
-  floor-writes-N-{before,after}, floor-jobsets-N-{before,after}
+  floor-writes-N-{before,after}, floor-watched-N-{before,after}, floor-jobsets-N-{before,after}
       trainer-bench-apply (W workers, the controller's libcurl client) server-side applies what
       trainer-render builds for one TrainJob (ownerReferences removed, the applied-hash
       annotation added), N times:
         writes   the controller's own writes, the runtime snapshot ConfigMap and the JobSet of
                  each TrainJob, the two of one TrainJob sent at once: 2 objects per TrainJob.
                  The 1.2x goal is judged against this floor.
+        watched  the same writes while one client watches JobSets and ConfigMaps in all
+                 namespaces, as the controller's informers do, and reads every event: what
+                 serving a controller's watches adds to the apiserver's work, without a
+                 controller's own. Not a goal; it shows how much of a ratio is watch traffic.
         jobsets  the JobSets alone: 1 object per TrainJob.
       Each floor is measured before and after the controllers of its size, in mirrored order,
       and the two are averaged: the machine's speed drifts, and bracketing evens that out.
@@ -41,7 +45,7 @@ etcd then holds ~1.4 GB). Run the sizes apart with --sizes, and add upstream's w
 --upstream-sizes: the results directory collects them.
 
 Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10000]
-         [--floors writes,jobsets] [--workers 5] [--results DIR] [--force]
+         [--floors writes,watched,jobsets] [--workers 5] [--results DIR] [--force]
          [--bin build/bin] [--upstream-bin PATH] [--upstream-qps Q --upstream-burst B]
 --sizes "" or --upstream-sizes "" skips that side; --floors "" skips the floors.
 """
@@ -85,17 +89,30 @@ def render_objects(bin_dir, work):
     return paths
 
 
+# What a controller's informers watch of the floor's writes (all namespaces, as ours does).
+WATCHED = ("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "/api/v1/configmaps")
+
+
 def run_floor(args, work, kind, n):
     templates = render_objects(args.bin, work)
-    files = [templates["configmap"], templates["jobset"]] if kind == "writes" else [
-        templates["jobset"]]
+    files = [templates["jobset"]] if kind == "jobsets" else [templates["configmap"],
+                                                              templates["jobset"]]
     with benchlib.TestBed(os.path.join(work, "testbed")) as bed:
         bed.api().create_namespace("floor")
-        r = bench_apply(args.bin, bed, files, "floor", n, args.workers)
+        watches = benchlib.Watches(bed, WATCHED if kind == "watched" else ())
+        with watches:
+            r = bench_apply(args.bin, bed, files, "floor", n, args.workers)
+            if kind == "watched":
+                # Every write must reach the watcher, or this floor measured less than it says.
+                benchlib.wait_for(lambda: watches.events() >= r["objects"], 60,
+                                  "the watches to report %d events" % r["objects"])
     if r["failures"]:
         raise RuntimeError("floor %s at %d: %d failed requests" % (kind, n, r["failures"]))
-    return {"kind": kind, "n": n, "objects": r["objects"], "seconds": r["seconds"],
-            "workers": args.workers}
+    out = {"kind": kind, "n": n, "objects": r["objects"], "seconds": r["seconds"],
+           "workers": args.workers}
+    if kind == "watched":
+        out.update(watch_events=watches.events(), watch_mb=round(watches.bytes() / 1e6, 1))
+    return out
 
 
 def new_trainjob_seconds(bed, ns):
@@ -210,7 +227,7 @@ def combine(args, results_dir):
             continue
         r = dict(u["result"], date=u["date"], commit=u["commit"],
                  load_average_start=u["load_average_start"])
-        for kind in ("writes", "jobsets"):
+        for kind in ("writes", "watched", "jobsets"):
             runs = floors.get((kind, r["n"]), [])
             if runs and r.get("seconds"):
                 mean = sum(runs) / len(runs)
@@ -227,13 +244,14 @@ def combine(args, results_dir):
 def table(rows):
     def f(v, fmt="%.2f"):
         return fmt % v if isinstance(v, (int, float)) else "–"
-    lines = ["| impl | N | seconds | floor: writes s | **ratio** | floor: JobSets s | ratio | "
-             "CPU s | peak RSS MB | settled RSS MB | restart: ready s | new TrainJob s | "
-             "RSS after restart MB (peak) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| impl | N | seconds | floor: writes s | **ratio** | floor: writes, watched s | "
+             "ratio | floor: JobSets s | ratio | CPU s | peak RSS MB | settled RSS MB | "
+             "restart: ready s | new TrainJob s | RSS after restart MB (peak) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         cells = [r["impl"], str(r["n"]), f(r.get("seconds")), f(r.get("floor_writes_seconds")),
-                 "**%s**" % f(r.get("ratio_writes")), f(r.get("floor_jobsets_seconds")),
+                 "**%s**" % f(r.get("ratio_writes")), f(r.get("floor_watched_seconds")),
+                 f(r.get("ratio_watched")), f(r.get("floor_jobsets_seconds")),
                  f(r.get("ratio_jobsets")), f(r.get("cpu_seconds")),
                  f(r.get("peak_rss_mb"), "%.1f"), f(r.get("settled_rss_mb"), "%.1f"),
                  f(r.get("restart_ready_seconds")),
