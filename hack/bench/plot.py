@@ -127,11 +127,12 @@ def scale(doc, out):
                     label="trainer-controller" if impl == "ours" else "upstream v2.3.0")
     for kind, color, label in (("writes", FLOOR, "floor: same writes"),
                                ("watched", FLOOR, "floor: same writes, watched"),
+                               ("ordered", FLOOR2, "floor: same writes, in upstream's order"),
                                ("jobsets", FLOOR2, "floor: JobSets only")):
         pts = sorted({(f["n"], sum(f["runs"]) / len(f["runs"])) for f in doc.get("floors", [])
                       if f["kind"] == kind})
         if pts:
-            ax.plot(*zip(*pts), "s:" if kind == "watched" else "s--", color=color, label=label)
+            ax.plot(*zip(*pts), {"watched": "s:", "ordered": "d-."}.get(kind, "s--"), color=color, label=label)
     loglog(ax)
     finish(ax, "TrainJobs (N)", "seconds until N JobSets exist",
            "Controller: first wave of N TrainJobs")
@@ -201,7 +202,15 @@ def soak(doc, out):
 
 
 def summary_rows(name, doc):
-    """(what, trainer-cpp's figure, baseline, goal) of one results document's headline rows."""
+    """(what, trainer-cpp's figure, baseline, goal, stamp) of one results document's headline
+    rows; stamp is "date, commit" of the row (the cost curve's document gathers units measured
+    at different commits) or else of the document."""
+    for row in _figures(name, doc):
+        src = row[4] if len(row) > 4 else doc
+        yield row[:4] + ("%s, %s" % (src["date"][:10], src["commit"]),)
+
+
+def _figures(name, doc):
     if name == "webhook":
         for r in doc["results"]:
             if not r["paced"] and r.get("ratio_rps"):
@@ -216,7 +225,7 @@ def summary_rows(name, doc):
                        "%.2fx; %.1f MB after a restart, ready in %.1f s, a new TrainJob in %.2f s"
                        % (r["ratio_writes"], r["restart_settled_rss_mb"],
                           r["restart_ready_seconds"], r["new_trainjob_after_restart_seconds"]),
-                       "the same writes from a bare client", "<= 1.2x")
+                       "the same writes from a bare client", "<= 1.2x", r)
     elif name == "admission":
         for s in doc["summary"]:
             if s["config"] == "ours" and s.get("added_vs_null"):
@@ -238,8 +247,7 @@ def summary(data):
     for name in ("webhook", "scale", "admission", "deletion"):
         doc = load(data, name)
         for row in summary_rows(name, doc) if doc else ():
-            lines.append("| %s | %s | %s | %s | %s, %s |" % (row + (doc["date"][:10],
-                                                                 doc["commit"])))
+            lines.append("| %s | %s | %s | %s | %s |" % row)
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,7 @@ test beds (hack/testbed, no JobSet controller, so nothing changes a JobSet's sta
 Units of work, each on a test bed of its own and written to RESULTS/<unit>.json as it finishes;
 a rerun skips the units already there (resumable; --force redoes them):
 
-  floor-writes-N-{before,after}, floor-watched-N-{before,after}, floor-jobsets-N-{before,after}
+  floor-<kind>-N-{before,after} for each kind of --floors (writes, watched, ordered, jobsets)
       trainer-bench-apply (W workers, the controller's libcurl client) server-side applies what
       trainer-render builds for one TrainJob (ownerReferences removed, the applied-hash
       annotation added), N times:
@@ -17,6 +17,9 @@ a rerun skips the units already there (resumable; --force redoes them):
                  namespaces, as the controller's informers do, and reads every event: what
                  serving a controller's watches adds to the apiserver's work, without a
                  controller's own. Not a goal; it shows how much of a ratio is watch traffic.
+        ordered  the same writes, but the JobSet only once the ConfigMap is answered: the
+                 floor of any controller that keeps upstream's apply order with W workers (two
+                 round trips per TrainJob). Not a goal; it shows what that order costs.
         jobsets  the JobSets alone: 1 object per TrainJob.
       Each floor is measured before and after the controllers of its size, in mirrored order,
       and the two are averaged: the machine's speed drifts, and bracketing evens that out.
@@ -45,7 +48,7 @@ etcd then holds ~1.4 GB). Run the sizes apart with --sizes, and add upstream's w
 --upstream-sizes: the results directory collects them.
 
 Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10000]
-         [--floors writes,watched,jobsets] [--workers 5] [--results DIR] [--force]
+         [--floors writes,watched,ordered,jobsets] [--workers 5] [--results DIR] [--force]
          [--bin build/bin] [--upstream-bin PATH] [--upstream-qps Q --upstream-burst B]
 --sizes "" or --upstream-sizes "" skips that side; --floors "" skips the floors.
 """
@@ -101,7 +104,8 @@ def run_floor(args, work, kind, n):
         bed.api().create_namespace("floor")
         watches = benchlib.Watches(bed, WATCHED if kind == "watched" else ())
         with watches:
-            r = bench_apply(args.bin, bed, files, "floor", n, args.workers)
+            r = bench_apply(args.bin, bed, files, "floor", n, args.workers,
+                            *(["--in-order"] if kind == "ordered" else []))
             if kind == "watched":
                 # Every write must reach the watcher, or this floor measured less than it says.
                 benchlib.wait_for(lambda: watches.events() >= r["objects"], 60,
@@ -227,7 +231,7 @@ def combine(args, results_dir):
             continue
         r = dict(u["result"], date=u["date"], commit=u["commit"],
                  load_average_start=u["load_average_start"])
-        for kind in ("writes", "watched", "jobsets"):
+        for kind in ("writes", "watched", "ordered", "jobsets"):
             runs = floors.get((kind, r["n"]), [])
             if runs and r.get("seconds"):
                 mean = sum(runs) / len(runs)
@@ -245,13 +249,15 @@ def table(rows):
     def f(v, fmt="%.2f"):
         return fmt % v if isinstance(v, (int, float)) else "–"
     lines = ["| impl | N | seconds | floor: writes s | **ratio** | floor: writes, watched s | "
-             "ratio | floor: JobSets s | ratio | CPU s | peak RSS MB | settled RSS MB | "
-             "restart: ready s | new TrainJob s | RSS after restart MB (peak) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ratio | floor: writes in order s | ratio | floor: JobSets s | ratio | CPU s | "
+             "peak RSS MB | settled RSS MB | restart: ready s | new TrainJob s | "
+             "RSS after restart MB (peak) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         cells = [r["impl"], str(r["n"]), f(r.get("seconds")), f(r.get("floor_writes_seconds")),
                  "**%s**" % f(r.get("ratio_writes")), f(r.get("floor_watched_seconds")),
-                 f(r.get("ratio_watched")), f(r.get("floor_jobsets_seconds")),
+                 f(r.get("ratio_watched")), f(r.get("floor_ordered_seconds")),
+                 f(r.get("ratio_ordered")), f(r.get("floor_jobsets_seconds")),
                  f(r.get("ratio_jobsets")), f(r.get("cpu_seconds")),
                  f(r.get("peak_rss_mb"), "%.1f"), f(r.get("settled_rss_mb"), "%.1f"),
                  f(r.get("restart_ready_seconds")),

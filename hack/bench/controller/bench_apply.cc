@@ -5,7 +5,8 @@
 // object is named after its template's metadata.name with "{name}" replaced by <prefix>-<i> (a
 // name without "{name}" is replaced whole). A worker sends the objects of one set concurrently,
 // one thread each, and moves on when all are answered: what a controller worker does in one
-// reconcile pass. The benchmark uses it to create the TrainJobs and to measure the floor: the
+// reconcile pass. With --in-order it sends them one after another in --file order instead, as
+// a controller that keeps upstream's apply order does (snapshot ConfigMap, then the JobSet). The benchmark uses it to create the TrainJobs and to measure the floor: the
 // controller's writes (snapshot ConfigMap + JobSet per TrainJob) or the JobSets alone; the
 // admission benchmark (hack/bench/admission) sends server-side dry-run creates (--dry-run:
 // admission runs, nothing is stored). The output also has each request's latency: mean, p50,
@@ -13,6 +14,7 @@
 //
 //   trainer-bench-apply --kubeconfig K --file cm.json --file jobset.json --namespace ns
 //       --prefix floor --count 1000 --concurrency 5 [--create [--dry-run]] [--field-manager floor]
+//       [--in-order]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -38,6 +40,7 @@ struct Args {
   int concurrency = 5;
   bool create = false;
   bool dry_run = false;
+  bool in_order = false;
 };
 
 bool ParseArgs(int argc, char** argv, Args* a) {
@@ -62,6 +65,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->create = true;
     else if (k == "--dry-run")
       a->dry_run = true;
+    else if (k == "--in-order")
+      a->in_order = true;
     else
       return false;
   }
@@ -77,7 +82,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: trainer-bench-apply --file F [--file F2 ...] [--kubeconfig K] "
                  "[--namespace NS] [--prefix P] [--count N] [--concurrency C] [--create] "
-                 "[--dry-run]\n");
+                 "[--dry-run] [--in-order]\n");
     return 2;
   }
   struct Template {
@@ -158,6 +163,10 @@ int main(int argc, char** argv) {
   for (int w = 0; w < args.concurrency; ++w) {
     threads.emplace_back([&] {
       for (int i = next++; i < args.count; i = next++) {
+        if (args.in_order) {
+          for (size_t t = 0; t < sets[i].size(); ++t) send(t, sets[i][t]);
+          continue;
+        }
         // As the controller's pass: extra objects on their own threads, the first inline.
         std::vector<std::thread> extra;
         for (size_t t = 1; t < sets[i].size(); ++t) {
