@@ -285,7 +285,15 @@ Status CurlClient::DoOnce(const Request& req, Response* resp, bool* sent_maybe) 
 }
 
 StatusOr<CurlClient::Response> CurlClient::Do(const Request& req) {
-  flowcontrol::Backoff backoff(options_.retry_backoff, seed_.fetch_add(1) ^ std::random_device{}());
+  // Built on the first retry: almost every request succeeds at once, and seeding a backoff from
+  // std::random_device on every request was a visible share of the controller's CPU.
+  std::optional<flowcontrol::Backoff> backoff;
+  auto next_delay = [&] {
+    if (!backoff) {
+      backoff.emplace(options_.retry_backoff, seed_.fetch_add(1) ^ std::random_device{}());
+    }
+    return backoff->Next(SteadyClock::now());
+  };
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     limiter_.Wait();
@@ -298,7 +306,7 @@ StatusOr<CurlClient::Response> CurlClient::Do(const Request& req) {
       final_status = transport;
       if (transport.code() == StatusCode::kUnavailable ||
           transport.code() == StatusCode::kDeadlineExceeded) {
-        if (!sent_maybe || req.idempotent) retry_in = backoff.Next(SteadyClock::now());
+        if (!sent_maybe || req.idempotent) retry_in = next_delay();
       }
     } else if (resp.code >= 200 && resp.code < 300) {
       return resp;
@@ -315,10 +323,10 @@ StatusOr<CurlClient::Response> CurlClient::Do(const Request& req) {
           retry_in = std::chrono::duration_cast<SteadyClock::duration>(
               std::chrono::duration<double>(*resp.retry_after));
         } else {
-          retry_in = backoff.Next(SteadyClock::now());
+          retry_in = next_delay();
         }
       } else if ((resp.code == 502 || resp.code == 503 || resp.code == 504) && req.idempotent) {
-        retry_in = backoff.Next(SteadyClock::now());
+        retry_in = next_delay();
       }
     }
     if (!retry_in || attempt >= options_.max_retries) return final_status;
