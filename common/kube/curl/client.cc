@@ -143,17 +143,22 @@ CurlClient::~CurlClient() {
   for (void* h : pool_) curl_easy_cleanup(static_cast<CURL*>(h));
 }
 
+void* CurlClient::NewHandle() {
+  CURL* curl = curl_easy_init();
+  if (curl != nullptr) SetSharedOptions(curl);
+  return curl;
+}
+
 void* CurlClient::AcquireHandle() {
   {
     std::lock_guard<std::mutex> lock(pool_mu_);
     if (!pool_.empty()) {
       void* h = pool_.back();
       pool_.pop_back();
-      curl_easy_reset(static_cast<CURL*>(h));  // keeps the live connection
-      return h;
+      return h;  // its live connection, and its shared options
     }
   }
-  return curl_easy_init();
+  return NewHandle();
 }
 
 void CurlClient::ReleaseHandle(void* h) {
@@ -172,11 +177,11 @@ size_t CurlClient::idle_connections() const {
   return pool_.size();
 }
 
-Status CurlClient::Configure(void* handle, const std::string& path, void** header_list,
-                             std::string_view content_type) {
+// Set once per handle: nothing here changes between requests (the RestConfig is immutable; the
+// one credential that rotates, a token file, goes into each request's headers). Copying the CA
+// and client certificate blobs and re-applying every option per request showed in profiles.
+void CurlClient::SetSharedOptions(void* handle) {
   CURL* curl = static_cast<CURL*>(handle);
-  const std::string url = config_.server + path;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_SHARE, shared_->share);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
@@ -209,6 +214,13 @@ Status CurlClient::Configure(void* handle, const std::string& path, void** heade
     curl_easy_setopt(curl, CURLOPT_USERNAME, config_.username.c_str());
     curl_easy_setopt(curl, CURLOPT_PASSWORD, config_.password.c_str());
   }
+}
+
+Status CurlClient::Configure(void* handle, const std::string& path, void** header_list,
+                             std::string_view content_type) {
+  CURL* curl = static_cast<CURL*>(handle);
+  const std::string url = config_.server + path;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_slist* headers = nullptr;
   // JSON everywhere; the service-account issuer's /openid/v1/jwks answers 406 unless its own
   // media type is acceptable.
@@ -234,6 +246,19 @@ Status CurlClient::Configure(void* handle, const std::string& path, void** heade
   return OkStatus();
 }
 
+// A pooled handle keeps the previous request's method: every request sets its own. HTTPGET first,
+// since POSTFIELDS switches the handle to POST and CUSTOMREQUEST names the verb sent.
+void CurlClient::SetMethod(void* handle, const Request& req) {
+  CURL* curl = static_cast<CURL*>(handle);
+  curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  if (!req.body.empty() || req.method == "POST") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  }
+  const bool custom = req.method != "GET" && req.method != "POST";
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, custom ? req.method.c_str() : nullptr);
+}
+
 Status CurlClient::DoOnce(const Request& req, Response* resp, bool* sent_maybe) {
   CURL* curl = static_cast<CURL*>(AcquireHandle());
   if (curl == nullptr) return InternalError("kube client: curl_easy_init failed");
@@ -244,15 +269,7 @@ Status CurlClient::DoOnce(const Request& req, Response* resp, bool* sent_maybe) 
     *sent_maybe = false;
     return configured;
   }
-  if (req.method == "POST") {
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  } else if (req.method != "GET") {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
-  }
-  if (!req.body.empty() || req.method == "POST") {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req.body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-  }
+  SetMethod(curl, req);
   const auto timeout = req.kind == Kind::kList    ? options_.list_timeout
                        : req.kind == Kind::kWrite ? options_.write_timeout
                                                   : options_.read_timeout;
@@ -273,6 +290,8 @@ Status CurlClient::DoOnce(const Request& req, Response* resp, bool* sent_maybe) 
   // The handle must not keep pointers into this frame once it is back in the pool.
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(-1));
   curl_slist_free_all(static_cast<curl_slist*>(headers));
   ReleaseHandle(curl);
   if (rc != CURLE_OK) {
@@ -534,7 +553,7 @@ Status CurlClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
 
   // A watch owns its handle (it may live for minutes) and a multi handle, so that Stop can wake
   // curl_multi_poll at once instead of waiting for a progress callback.
-  CURL* curl = curl_easy_init();
+  CURL* curl = static_cast<CURL*>(NewHandle());
   CURLM* multi = curl_multi_init();
   if (curl == nullptr || multi == nullptr) {
     if (curl != nullptr) curl_easy_cleanup(curl);

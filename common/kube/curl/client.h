@@ -143,9 +143,15 @@ class CurlClient final : public Client {
   // whether the server may have seen the request); HTTP answers of any code are OK.
   Status DoOnce(const Request& request, Response* response, bool* sent_maybe);
 
-  // Applies URL, TLS, auth and socket options shared by every request and watch.
+  // A new easy handle with SetSharedOptions applied.
+  void* NewHandle();
+  // TLS, auth, socket and timeout options shared by every request and watch, set once per handle.
+  void SetSharedOptions(void* curl);
+  // The URL and headers (content type, the current bearer token) of one request or watch.
   Status Configure(void* curl, const std::string& path, void** header_list,
                    std::string_view content_type);
+  void SetMethod(void* curl, const Request& request);
+  // A pooled handle (its connection and shared options kept) or a new one.
   void* AcquireHandle();
   void ReleaseHandle(void* curl);
 

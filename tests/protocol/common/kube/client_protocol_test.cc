@@ -278,6 +278,43 @@ TEST_CASE("requests carry the verb-specific shape", "[protocol]") {
   CHECK_FALSE(client->Delete(kJobSets, "ns", "").ok());  // never a collection delete
 }
 
+// Pooled handles keep their options between requests: each request must still go out with its
+// own verb, body and content type, never the previous request's.
+TEST_CASE("a reused connection carries each request's own verb and body", "[protocol]") {
+  ScriptServer server([](const ScriptServer::Request&, ScriptServer::Conn& c) {
+    c.Write(ScriptServer::Response(200, R"({"metadata":{"name":"x"}})"));
+  });
+  auto client = NewClient(server);
+  json::Value cm = json::Value::Object();
+  cm.Set("apiVersion", "v1");
+  cm.Set("kind", "ConfigMap");
+  cm["metadata"].Set("name", "x");
+  REQUIRE(client->Apply(kConfigMaps, "ns", cm, {.field_manager = "trainer", .force = true}).ok());
+  REQUIRE(client->Get(kConfigMaps, "ns", "x").ok());
+  REQUIRE(client->Create(kConfigMaps, "ns", cm).ok());
+  REQUIRE(client->Get(kConfigMaps, "ns", "x").ok());
+  REQUIRE(client->Delete(kConfigMaps, "ns", "x").ok());
+  REQUIRE(client->Update(kConfigMaps, "ns", cm).ok());
+  REQUIRE(client->List(kConfigMaps, "ns", {}).ok());
+  std::vector<ScriptServer::Request> got = server.requests();
+  REQUIRE(got.size() == 7);
+  CHECK(server.connections() == 1);
+  const std::vector<std::string> verbs = {"PATCH", "GET", "POST", "GET", "DELETE", "PUT", "GET"};
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("request " << i << ": " << got[i].method << " " << got[i].target);
+    CHECK(got[i].method == verbs[i]);
+    const bool has_body = verbs[i] != "GET";
+    CHECK(got[i].body.empty() == !has_body);
+    CHECK(got[i].headers.count("content-type") == (has_body ? 1u : 0u));
+  }
+  CHECK(got[0].headers.at("content-type") == "application/apply-patch+yaml");
+  CHECK(got[0].Param("fieldManager") == "trainer");
+  CHECK(got[2].headers.at("content-type") == "application/json");
+  CHECK(got[2].Param("fieldManager").empty());
+  CHECK(got[4].Path() == "/api/v1/namespaces/ns/configmaps/x");
+  CHECK(got[6].Path() == "/api/v1/namespaces/ns/configmaps");
+}
+
 TEST_CASE("ListAll follows continue tokens and falls back on an expired token", "[protocol]") {
   std::atomic<bool> expire{false};
   ScriptServer server([&](const ScriptServer::Request& r, ScriptServer::Conn& c) {
