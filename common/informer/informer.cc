@@ -196,21 +196,10 @@ void Informer::ApplyListPage(json::Value page, std::set<std::string>& seen) {
   for (json::Value& item : items->elements()) {
     Prepare(item);
     std::string key = kube::ObjectKeyOf(item);
-    if (handlers_.empty()) {
-      store_.Upsert(key, std::move(item), false);
-      seen.insert(std::move(key));
-      continue;
-    }
-    json::Value copy = item.Clone();
-    ObjectPtr old = store_.Upsert(key, std::move(item), true);
+    auto obj = std::make_shared<const json::Value>(std::move(item));
+    ObjectPtr old = store_.Upsert(key, obj, !handlers_.empty());
     seen.insert(std::move(key));
-    for (const EventHandler& h : handlers_) {
-      if (old == nullptr) {
-        if (h.on_add) h.on_add(copy);
-      } else if (h.on_update) {
-        h.on_update(*old, copy);
-      }
-    }
+    Notify(old.get(), *obj);
   }
 }
 
@@ -245,6 +234,18 @@ Status Informer::LastError() const {
   return last_error_;
 }
 
+// The handlers' add (no `old`) or update for an object just stored; handlers_mu_ held. They read
+// the stored object itself: it is immutable from here on.
+void Informer::Notify(const json::Value* old, const json::Value& obj) {
+  for (const EventHandler& h : handlers_) {
+    if (old == nullptr) {
+      if (h.on_add) h.on_add(obj);
+    } else if (h.on_update) {
+      h.on_update(*old, obj);
+    }
+  }
+}
+
 bool Informer::ApplyEvent(kube::WatchEvent& e) {
   const std::string rv(kube::ResourceVersion(e.object));
   if (e.type == kube::WatchEventType::kBookmark) {
@@ -260,16 +261,9 @@ bool Informer::ApplyEvent(kube::WatchEvent& e) {
       if (h.on_delete) h.on_delete(e.object);
     }
   } else {
-    const bool has_handlers = !handlers_.empty();
-    json::Value copy = has_handlers ? e.object.Clone() : json::Value();
-    ObjectPtr old = store_.Upsert(key, std::move(e.object), has_handlers);
-    for (const EventHandler& h : handlers_) {
-      if (old == nullptr) {
-        if (h.on_add) h.on_add(copy);
-      } else if (h.on_update) {
-        h.on_update(*old, copy);
-      }
-    }
+    auto obj = std::make_shared<const json::Value>(std::move(e.object));
+    ObjectPtr old = store_.Upsert(key, obj, !handlers_.empty());
+    Notify(old.get(), *obj);
   }
   SetResourceVersion(rv);
   return true;

@@ -108,6 +108,7 @@ class Informer {
   void ApplyListPage(json::Value page, std::set<std::string>& seen);
   void FinishList(const std::set<std::string>& seen, const std::string& rv);
   bool ApplyEvent(kube::WatchEvent& e);
+  void Notify(const json::Value* old, const json::Value& obj);
   void Prepare(json::Value& obj) const;
   void SetResourceVersion(std::string_view rv);
   bool SleepFor(std::chrono::steady_clock::duration d, std::stop_token stop);

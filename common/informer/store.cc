@@ -152,17 +152,18 @@ void Store::UnindexLocked(Index& index, const std::string& key) {
 }
 
 ObjectPtr Store::Upsert(const std::string& key, json::Value obj, bool want_old) {
+  return Upsert(key, std::make_shared<const json::Value>(std::move(obj)), want_old);
+}
+
+ObjectPtr Store::Upsert(const std::string& key, ObjectPtr obj, bool want_old) {
   Entry entry;
-  ObjectPtr shared;
   if (mode_ == StoreMode::kShared) {
-    entry.payload = static_cast<uint32_t>(json::Write(obj).size());
-    shared = std::make_shared<const json::Value>(std::move(obj));
-    entry.shared = shared;
+    entry.payload = static_cast<uint32_t>(json::Write(*obj).size());
+    entry.shared = obj;
   } else {
-    entry.compact = CompactObject::Encode(obj);
+    entry.compact = CompactObject::Encode(*obj);
     entry.payload = static_cast<uint32_t>(entry.compact.size());
   }
-  const json::Value& current = shared ? *shared : obj;
   std::unique_lock<std::shared_mutex> lock(mu_);
   ObjectPtr old;
   auto it = items_.find(key);
@@ -174,7 +175,7 @@ ObjectPtr Store::Upsert(const std::string& key, json::Value obj, bool want_old) 
     items_.emplace(key, std::move(entry));
   }
   payload_bytes_ += items_.find(key)->second.payload;
-  for (auto& [name, index] : indexes_) ReindexLocked(index, key, current);
+  for (auto& [name, index] : indexes_) ReindexLocked(index, key, *obj);
   return old;
 }
 

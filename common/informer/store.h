@@ -61,8 +61,11 @@ class Store {
   size_t payload_bytes() const;
 
   // Writes (the informer's). Upsert returns the previous object (nullptr if new) when
-  // `want_old`; Delete returns the removed object.
+  // `want_old`; Delete returns the removed object. Upsert by pointer lets the caller keep reading
+  // the object it stored (the informer hands it to its handlers) without a copy: shared mode
+  // keeps that very object, compact mode encodes it.
   ObjectPtr Upsert(const std::string& key, json::Value obj, bool want_old);
+  ObjectPtr Upsert(const std::string& key, ObjectPtr obj, bool want_old);
   ObjectPtr Delete(const std::string& key);
 
  private:
