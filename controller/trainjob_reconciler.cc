@@ -390,10 +390,9 @@ TrainJobReconciler::ObjectsOutcome TrainJobReconciler::ApplyObjects(
       return {.error = mapping.status(), .failed_object = Describe(obj)};
     }
     p.mapping = *mapping;
-    if (!PrepareApply(obj)) continue;  // live object already current
-    if (IsJobSet(p.gvk)) {
-      p.created = !deps_.reader->Get(api::kJobSetGVK, kube::Namespace(obj), kube::Name(obj)).ok();
-    }
+    const Live live = PrepareApply(obj);
+    if (live == Live::kCurrent) continue;
+    p.created = IsJobSet(p.gvk) && live == Live::kAbsent;
     p.obj = std::move(obj);
     pending.push_back(std::move(p));
   }
@@ -442,7 +441,7 @@ void TrainJobReconciler::Send(Pending& p) {
   p.out = NoKindMatchIfNotServed(std::move(p.out), p.gvk);
 }
 
-bool TrainJobReconciler::PrepareApply(json::Value& obj) {
+TrainJobReconciler::Live TrainJobReconciler::PrepareApply(json::Value& obj) {
   kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(obj);
   if (json::Value* meta = obj.Find("metadata"); meta != nullptr) {
     if (json::Value* ann = meta->Find("annotations"); ann != nullptr && ann->IsObject()) {
@@ -453,10 +452,10 @@ bool TrainJobReconciler::PrepareApply(json::Value& obj) {
   StatusOr<json::Value> live = deps_.reader->Get(gvk, kube::Namespace(obj), kube::Name(obj));
   if (live.ok() && UpToDate(*live, hash)) {
     if (deps_.observer) deps_.observer->ApplySkipped();
-    return false;
+    return Live::kCurrent;
   }
   obj["metadata"]["annotations"].Set(api::kAnnotationAppliedHash, hash);
-  return true;
+  return live.ok() ? Live::kOutdated : Live::kAbsent;
 }
 
 void TrainJobReconciler::SetCondition(api::TrainJob& job, std::string_view type,

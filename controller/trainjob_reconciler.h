@@ -118,8 +118,11 @@ class TrainJobReconciler {
   // Applies `wave` concurrently; false (and `out` says why) when one failed.
   bool ApplyWave(const std::vector<Pending*>& wave, ObjectsOutcome& out);
   void Send(Pending& p);
-  // Sets the applied-hash annotation; false when the live object already carries that content.
-  bool PrepareApply(json::Value& obj);
+  // The live copy of an object about to be applied: none, another content, or this content.
+  enum class Live { kAbsent, kOutdated, kCurrent };
+  // Sets the applied-hash annotation and compares it with the live copy (read once per object:
+  // a JobSet is also created when it was absent).
+  Live PrepareApply(json::Value& obj);
   void RecordFailure(const json::Value& trainjob, const Status& error);
 
   // Condition steps, as upstream names them (setSuspendedCondition, setTrainJobStatus,
