@@ -79,6 +79,9 @@ class ManagerImpl final : public Manager {
     return kube::Namespace(obj) == plugin_config_.operator_namespace &&
            kube::Name(obj) == plugin_config_.webhook_secret_name;
   }
+  // Trims an applied object as its kind's cache does (for the overlay); kinds without a cache
+  // stay whole. Reads watched_ only, which is complete before any pass runs.
+  void ShapeAsCached(json::Value& obj) const;
   void RetryWaiting(const char* index, const std::string& value, const informer::Informer& from);
   void EnqueueTrainJob(const std::string& key, const informer::Informer& from);
   void StartControllers();
@@ -154,7 +157,8 @@ Status ManagerImpl::Init(service::Frame& frame) {
   metrics::Registry& registry = frame.registry();
   queue_metrics_ = std::make_unique<PrometheusWorkqueueMetrics>(registry);
   trainjob_metrics_ = std::make_unique<TrainJobMetrics>(registry);
-  overlay_ = std::make_unique<OverlayReader>(cache_, &own_writes_);
+  overlay_ = std::make_unique<OverlayReader>(cache_, &own_writes_,
+                                             [this](json::Value& obj) { ShapeAsCached(obj); });
   ASSIGN_OR_RETURN(runtimes_,
                    core::Runtimes::New(
                        *overlay_, [] { return kube::FormatTime(std::chrono::system_clock::now()); },
@@ -379,6 +383,16 @@ void ManagerImpl::WireTrainJobEvents() {
                             EnqueueTrainJob(kube::ObjectKeyOf(o), tj);
                             runtime_of(o);
                           }});
+}
+
+void ManagerImpl::ShapeAsCached(json::Value& obj) const {
+  const GroupVersionKind gvk = GroupVersionKind::Of(obj);
+  for (const auto& [watched, kind] : watched_) {
+    if (watched.group == gvk.group && watched.kind == gvk.kind) {
+      kind.informer->Prepare(obj);
+      return;
+    }
+  }
 }
 
 // Runtime events: the runtime controllers, and TrainJobs still waiting for their runtime (no

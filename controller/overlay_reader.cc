@@ -41,6 +41,7 @@ void OverlayReader::Remember(json::Value object) {
   if (t_overlay == nullptr || t_overlay->owner != this) {
     return;
   }
+  if (shape_) shape_(object);
   kube::GroupVersionKind gvk = kube::GroupVersionKind::Of(object);
   Key key{gvk.ApiVersion(), gvk.kind, std::string(kube::Namespace(object)),
           std::string(kube::Name(object))};

@@ -10,6 +10,7 @@
 //   }
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -21,10 +22,17 @@ namespace trainer::controller {
 
 class OverlayReader final : public framework::Reader {
  public:
+  // Trims a remembered object as the base reader's cache trims its kind (caches.h).
+  using Shape = std::function<void(json::Value& obj)>;
+
   // `own_writes` (optional) is told of every write (BeginWrite/EndWrite), so the informer
-  // handlers can recognize the watch events of these writes (own_writes.h).
-  explicit OverlayReader(const framework::Reader& base, OwnWrites* own_writes = nullptr)
-      : base_(base), own_writes_(own_writes) {}
+  // handlers can recognize the watch events of these writes (own_writes.h). `shape` (optional)
+  // runs on every remembered object: a read then returns the same fields whether it is served
+  // from the overlay or from the cache, and a pass does not copy the parts of an apply response
+  // (a JobSet's pod templates and managedFields) that no reader uses.
+  explicit OverlayReader(const framework::Reader& base, OwnWrites* own_writes = nullptr,
+                         Shape shape = {})
+      : base_(base), own_writes_(own_writes), shape_(std::move(shape)) {}
 
   // Starts (and on destruction ends) the calling thread's overlay for one pass.
   class Scope {
@@ -53,6 +61,7 @@ class OverlayReader final : public framework::Reader {
  private:
   const framework::Reader& base_;
   OwnWrites* const own_writes_;
+  const Shape shape_;
 };
 
 }  // namespace trainer::controller

@@ -94,6 +94,9 @@ class Informer {
   Status LastError() const;
 
   const Store& store() const { return store_; }
+  // Strips managedFields and runs the transform on `obj` as this informer does before caching
+  // (InformerOptions), for objects that stand in for cached ones.
+  void Prepare(json::Value& obj) const;
   std::string LastSyncResourceVersion() const;
 
   // Counters for tests and debugging.
@@ -109,7 +112,6 @@ class Informer {
   void FinishList(const std::set<std::string>& seen, const std::string& rv);
   bool ApplyEvent(kube::WatchEvent& e);
   void Notify(const json::Value* old, const json::Value& obj);
-  void Prepare(json::Value& obj) const;
   void SetResourceVersion(std::string_view rv);
   bool SleepFor(std::chrono::steady_clock::duration d, std::stop_token stop);
 

@@ -49,6 +49,20 @@ TEST_CASE("a pass reads what it applied; others read the cache") {
   CHECK(Rv(reader.Get(js, "ns", "old")) == "1");
 }
 
+TEST_CASE("remembered objects are shaped as the cache shapes them") {
+  framework::MapReader cache;
+  OverlayReader reader(cache, nullptr, [](json::Value& obj) { obj.Erase("spec"); });
+  const kube::GroupVersionKind js = api::kJobSetGVK;
+  OverlayReader::Scope pass(reader);
+  json::Value applied = JobSet("a", "5");
+  applied["spec"].Set("suspend", false);
+  reader.Remember(std::move(applied));
+  StatusOr<json::Value> got = reader.Get(js, "ns", "a");
+  REQUIRE(got.ok());
+  CHECK(Rv(got) == "5");
+  CHECK_FALSE(got->Has("spec"));
+}
+
 TEST_CASE("writes are announced to OwnWrites, so the echo is absorbed") {
   framework::MapReader cache;
   std::vector<std::string> requeued;
