@@ -40,6 +40,10 @@ class WatchDecoder {
   size_t buffered() const { return buf_.size(); }
 
  private:
+  // Moves scan_ past the string being scanned (to just after its closing quote, in_string_
+  // cleared) or to the end of buf_ when the string goes on.
+  void SkipString();
+
   std::string buf_;
   size_t scan_ = 0;  // next byte of buf_ to scan
   int depth_ = 0;    // brace/bracket depth at scan_
