@@ -105,6 +105,10 @@ class WorkerPool {
  private:
   void Work();
   void Feed(std::stop_token stop);
+  // The backlog fills the queue up to LowWater keys, in bursts that start once it is down to
+  // RefillAt.
+  size_t LowWater() const { return static_cast<size_t>(options_.workers); }
+  size_t RefillAt() const { return LowWater() / 2; }
 
   void LogFailure(const std::string& key, const Status& error);
 
