@@ -98,10 +98,18 @@ def main():
             counts, reconciles = measure(os.path.abspath(bin_dir), args.n, args.workers, work,
                                          args.callgrind, args.env)
         if args.callgrind:
-            print("%s: %d reconciles; callgrind output in %s" % (bin_dir, reconciles,
-                                                                 args.callgrind), flush=True)
+            out = os.path.join(args.callgrind, "callgrind.out.%d" % args.n)
+            total = subprocess.run(["callgrind_annotate", out], capture_output=True,
+                                   text=True).stdout
+            ir = next((int(line.split()[0].replace(",", "")) for line in total.splitlines()
+                       if "PROGRAM TOTALS" in line), 0)
+            print("%s: %.4g instructions (callgrind), %.0f per TrainJob, %d reconciles; %s" % (
+                bin_dir, ir, ir / args.n, reconciles, out), flush=True)
             continue
         ins = counts.get("instructions", 0)
+        if ins == 0:
+            print("%s: perf counted no instructions (no hardware counters here, e.g. in a VM): "
+                  "use --callgrind" % bin_dir, flush=True)
         print("%s: %.4g instructions, %.0f per TrainJob, task-clock %.0f ms, %d context switches, "
               "%d reconciles" % (bin_dir, ins, ins / args.n, counts.get("task-clock", 0),
                                  counts.get("context-switches", 0), reconciles), flush=True)
