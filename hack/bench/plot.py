@@ -40,11 +40,16 @@ OURS, UPSTREAM, FLOOR, FLOOR2, NULL = "#1f77b4", "#d62728", "#555555", "#999999"
 
 
 def loglog(ax):
-    """Log scales on both axes, labelled with plain numbers (1000, not 10^3)."""
-    for axis, scale in ((ax.xaxis, ax.set_xscale), (ax.yaxis, ax.set_yscale)):
+    """Log scales on both axes, labelled with plain numbers (1000, not 10^3). Minor ticks get
+    labels only on an axis spanning less than a decade and a half: on a wider one they overlap."""
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v)
+    for axis, scale, lim in ((ax.xaxis, ax.set_xscale, ax.get_xlim),
+                             (ax.yaxis, ax.set_yscale, ax.get_ylim)):
         scale("log")
-        axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
-        axis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+        low, high = lim()
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(plain if low > 0 and high / low < 30 else
+                                 matplotlib.ticker.NullFormatter())
 
 
 def finish(ax, xlabel, ylabel, title, legend_size=8):
