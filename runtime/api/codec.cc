@@ -821,7 +821,6 @@ StatusOr<TrainJobStatus> DecodeTrainJobStatus(const json::Value& status) {
     RETURN_IF_ERROR(DecodeCondition(list->at(i), Index(Child(path, "conditions"), i), &c));
     out.conditions.push_back(std::move(c));
   }
-  list = nullptr;
   RETURN_IF_ERROR(ReadArray(status, "jobsStatus", path, &list));
   for (size_t i = 0; list != nullptr && i < list->size(); ++i) {
     JobStatus j;

@@ -152,23 +152,30 @@ Status ReadStringMap(const json::Value& obj, std::string_view key, std::string_v
   return OkStatus();
 }
 
-Status ReadObject(const json::Value& obj, std::string_view key, std::string_view parent,
-                  const json::Value** out) {
+namespace {
+
+// Points `out` at obj[key] when `(value.*is)()`; nullptr when absent or null.
+Status ReadContainer(const json::Value& obj, std::string_view key, std::string_view parent,
+                     bool (json::Value::*is)() const, std::string_view type_name,
+                     const json::Value** out) {
   *out = nullptr;
   const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
-  if (!v->IsObject()) return WrongType(json::Child(parent, key), "object", *v);
+  if (!(v->*is)()) return WrongType(json::Child(parent, key), type_name, *v);
   *out = v;
   return OkStatus();
 }
 
+}  // namespace
+
+Status ReadObject(const json::Value& obj, std::string_view key, std::string_view parent,
+                  const json::Value** out) {
+  return ReadContainer(obj, key, parent, &json::Value::IsObject, "object", out);
+}
+
 Status ReadArray(const json::Value& obj, std::string_view key, std::string_view parent,
                  const json::Value** out) {
-  const json::Value* v = Field(obj, key, parent);
-  if (v == nullptr) return OkStatus();
-  if (!v->IsArray()) return WrongType(json::Child(parent, key), "array", *v);
-  *out = v;
-  return OkStatus();
+  return ReadContainer(obj, key, parent, &json::Value::IsArray, "array", out);
 }
 
 Status ReadJson(const json::Value& obj, std::string_view key, std::string_view parent,

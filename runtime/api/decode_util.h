@@ -47,7 +47,7 @@ Status ReadStringMap(const json::Value& obj, std::string_view key, std::string_v
 // Points `out` at obj[key] when it is an object; nullptr when absent or null.
 Status ReadObject(const json::Value& obj, std::string_view key, std::string_view parent,
                   const json::Value** out);
-// Points `out` at obj[key] when it is an array; leaves it as it is when absent or null.
+// Points `out` at obj[key] when it is an array; nullptr when absent or null.
 Status ReadArray(const json::Value& obj, std::string_view key, std::string_view parent,
                  const json::Value** out);
 // Copies obj[key] when it has type `want`; leaves `out` untouched when absent or null.
