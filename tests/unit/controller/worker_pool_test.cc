@@ -145,12 +145,15 @@ TEST_CASE("with several workers the backlog is fed in bursts and live keys still
   REQUIRE(WaitFor([&] { return pool.processed() == 41; }));
   pool.Stop();
   std::lock_guard<std::mutex> lock(order_mu);
-  // Every backlog key ran once; the live key waited behind the queue's ~4 backlog keys (one
-  // more if the feeder's add raced it), not behind the 30 left in the backlog.
+  // Every backlog key ran once; the live key waited behind the queue's <= 4 backlog keys, not
+  // behind the 30 left in the backlog. `order` is the order of the hook, not of the queue: the 3
+  // other workers may record a key taken before the live add after it, and, while the worker
+  // that took the live key is descheduled before its hook, up to 3 keys taken after it (seen
+  // under load: index 18).
   CHECK(std::set<std::string>(order.begin(), order.end()).size() == 41);
   auto it = std::find(order.begin(), order.end(), "ns/new");
   REQUIRE(it != order.end());
-  CHECK(it - order.begin() <= 9 + 4 + 2);
+  CHECK(it - order.begin() <= 9 + 3 + 4 + 3);
 }
 
 TEST_CASE("Stop lets in-flight reconciles finish and leaves queued keys") {
