@@ -82,6 +82,33 @@ class Bed:
         with open(os.path.join(self.dir, "pids", name)) as f:
             return int(f.read().split()[0])
 
+    def cpu_seconds(self):
+        """{name: CPU seconds} of every test-bed process still running (pids/<name>): take it
+        before and after a phase to see which process paid for it."""
+        out = {}
+        for name in sorted(os.listdir(os.path.join(self.dir, "pids"))):
+            try:
+                out[name] = proc_cpu_rss(self.pid(name))[0]
+            except (OSError, ValueError, IndexError):
+                pass
+        return out
+
+    def apiserver_counts(self):
+        """{"<VERB> <resource>": requests, "watch events <resource>": events} from the
+        kube-apiserver's own counters: take it before and after a phase for what the phase
+        asked of the apiserver (counts hold on a busy machine)."""
+        text = self.kubectl("get", "--raw", "/metrics")
+        out = {}
+        for m in re.finditer(r"^(apiserver_request_total|apiserver_watch_events_total)"
+                             r"\{([^}]*)\} ([0-9.e+-]+)$", text, re.M):
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            if m.group(1) == "apiserver_request_total":
+                key = "%s %s" % (labels.get("verb", ""), labels.get("resource", ""))
+            else:
+                key = "watch events %s" % (labels.get("resource") or labels.get("kind", ""))
+            out[key] = out.get(key, 0) + float(m.group(3))
+        return out
+
     def user_kubeconfig(self, user, path):
         """A kubeconfig for USER (client certificate from the test bed's CA, group
         system:masters): requests carry that user name, so the apiserver's audit log tells the

@@ -21,6 +21,10 @@ a rerun skips the units already there (resumable; --force redoes them):
                  floor of any controller that keeps upstream's apply order with W workers (two
                  round trips per TrainJob). Not a goal; it shows what that order costs.
         jobsets  the JobSets alone: 1 object per TrainJob.
+      Each floor records the CPU seconds every test-bed process (kube-apiserver, etcd,
+      kube-controller-manager, and trainer-bench-apply itself) spent on it
+      (testbed_cpu_seconds), and the apiserver's request and watch-event counters that moved
+      (apiserver_counts).
       Each floor is measured before and after the controllers of its size, in mirrored order,
       and the two are averaged: the machine's speed drifts, and bracketing evens that out.
   ours-N, upstream-N
@@ -28,9 +32,11 @@ a rerun skips the units already there (resumable; --force redoes them):
          no controller runs, so it finds them all at once.
       2. The controller starts. Measured: seconds from process start (first lists included)
          until the apiserver holds N JobSets (a list with limit=1 counts them, polled less
-         often while far from the end); CPU seconds (utime+stime); peak RSS (VmHWM) over the
-         first wave; RSS once its work queue is empty and no reconcile happened for 3 s
-         ("settled").
+         often while far from the end); CPU seconds (utime+stime), its own and each test-bed
+         process's (testbed_cpu_seconds: set beside the floors', which process a ratio's extra
+         seconds went to), the apiserver's counters that moved (apiserver_counts); peak RSS
+         (VmHWM) over the first wave; RSS once its work queue is empty and no reconcile
+         happened for 3 s ("settled").
       3. Restart with N converged TrainJobs: SIGTERM, start again; seconds until /readyz; one
          new TrainJob: seconds from just before its create until a watch opened beforehand
          sees its JobSet; RSS 2 s later; RSS and peak once every TrainJob has been reconciled
@@ -56,6 +62,7 @@ Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -104,8 +111,13 @@ def run_floor(args, work, kind, n):
         bed.api().create_namespace("floor")
         watches = benchlib.Watches(bed, WATCHED if kind == "watched" else ())
         with watches:
+            cpu0, client0 = bed.cpu_seconds(), children_cpu_seconds()
+            req0 = bed.apiserver_counts()
             r = bench_apply(args.bin, bed, files, "floor", n, args.workers,
                             *(["--in-order"] if kind == "ordered" else []))
+            cpu = cpu_delta(cpu0, bed.cpu_seconds())
+            cpu["trainer-bench-apply"] = round(children_cpu_seconds() - client0, 2)
+            requests = count_delta(req0, bed.apiserver_counts())
             if kind == "watched":
                 # Every write must reach the watcher, or this floor measured less than it says.
                 benchlib.wait_for(lambda: watches.events() >= r["objects"], 60,
@@ -113,10 +125,27 @@ def run_floor(args, work, kind, n):
     if r["failures"]:
         raise RuntimeError("floor %s at %d: %d failed requests" % (kind, n, r["failures"]))
     out = {"kind": kind, "n": n, "objects": r["objects"], "seconds": r["seconds"],
-           "workers": args.workers}
+           "workers": args.workers, "testbed_cpu_seconds": cpu, "apiserver_counts": requests}
     if kind == "watched":
         out.update(watch_events=watches.events(), watch_mb=round(watches.bytes() / 1e6, 1))
     return out
+
+
+def children_cpu_seconds():
+    """CPU seconds of this process's waited-for children (trainer-bench-apply)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def cpu_delta(before, after):
+    """CPU seconds each test-bed process spent between two Bed.cpu_seconds() readings."""
+    return {k: round(after[k] - before.get(k, 0.0), 2) for k in after}
+
+
+def count_delta(before, after):
+    """The apiserver counters that moved between two Bed.apiserver_counts() readings."""
+    d = {k: int(v - before.get(k, 0)) for k, v in after.items()}
+    return {k: v for k, v in sorted(d.items()) if v}
 
 
 def new_trainjob_seconds(bed, ns):
@@ -154,10 +183,15 @@ def run_controller(args, work, impl, n):
 
         log("%s-%d: first wave" % (impl, n))
         log_path = os.path.join(work, "%s-%d.log" % (impl, n))
+        cpu0, req0 = bed.cpu_seconds(), bed.apiserver_counts()
         c = ctrls.start(bed, work, log_path)
         try:
             r["ready_seconds"] = round(c.wait_ready(timeout), 2)
             r["seconds"] = round(benchlib.wait_count(api, JOBSETS % ns, n, c, timeout * 6), 2)
+            # Which process paid for the first wave: with the floors' figures, where a ratio's
+            # extra seconds went (the controller's own CPU is cpu_seconds).
+            r["testbed_cpu_seconds"] = cpu_delta(cpu0, bed.cpu_seconds())
+            r["apiserver_counts"] = count_delta(req0, bed.apiserver_counts())
             u = c.usage()
             r["cpu_seconds"], r["peak_rss_mb"] = u["cpu_seconds"], u["peak_rss_mb"]
             if impl == "ours":
@@ -178,9 +212,11 @@ def run_controller(args, work, impl, n):
         r["apiserver_peak_rss_mb"] = benchlib.mb(apiserver[1])
 
         log("%s-%d: restart" % (impl, n))
+        cpu0 = bed.cpu_seconds()
         c = ctrls.start(bed, work, log_path)
         try:
             r["restart_ready_seconds"] = round(c.wait_ready(timeout), 2)
+            r["restart_ready_testbed_cpu_seconds"] = cpu_delta(cpu0, bed.cpu_seconds())
             r["new_trainjob_after_restart_seconds"] = round(new_trainjob_seconds(bed, ns), 3)
             time.sleep(2)
             r["restart_rss_mb"] = c.usage()["rss_mb"]
