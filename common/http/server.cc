@@ -58,6 +58,9 @@ bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
   }
   SSL_CTX_set_options(
       &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // Read ahead: one read() takes a whole request (its records arrive together) instead of one for
+  // each record's 5-byte header and one for its body. Pending() looks at these buffered records.
+  SSL_CTX_set_read_ahead(&ctx, 1);
   // No SSL_MODE_RELEASE_BUFFERS: on a keep-alive connection it frees and reallocates the 16 KiB
   // record buffers around every request (and the large allocations make glibc consolidate its
   // fast bins each time); keeping them costs ~34 KiB per open connection.
@@ -80,8 +83,9 @@ class ConnStream final : public httplib::Stream {
       : sock_(sock), ssl_(ssl), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
 
   bool is_readable() const override { return Pending() || Wait(POLLIN, ReadWait()); }
-  // Request bytes already received (and decrypted).
-  bool Pending() const { return in_pos_ < in_len_ || (ssl_ != nullptr && SSL_pending(ssl_) > 0); }
+  // Request bytes already received: in our buffer, or in OpenSSL's (decrypted, or records read
+  // ahead and not yet decrypted).
+  bool Pending() const { return in_pos_ < in_len_ || (ssl_ != nullptr && SSL_has_pending(ssl_)); }
   // Writes go to the buffer; Flush() reports the socket's state.
   bool is_writable() const override { return !failed_; }
 
@@ -207,11 +211,17 @@ class ConnStream final : public httplib::Stream {
   // A read ran into the request deadline: httplib answers 400 and would read on.
   bool request_timed_out() const { return request_timed_out_; }
 
+  // httplib asks for both addresses on every request: looked up once per connection (two system
+  // calls and two getnameinfo() each time otherwise).
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    Address(getpeername, ip, port);
+    if (!remote_.known) remote_ = Address(getpeername);
+    ip = remote_.ip;
+    port = remote_.port;
   }
   void get_local_ip_and_port(std::string& ip, int& port) const override {
-    Address(getsockname, ip, port);
+    if (!local_.known) local_ = Address(getsockname);
+    ip = local_.ip;
+    port = local_.port;
   }
   socket_t socket() const override { return sock_; }
 
@@ -243,19 +253,27 @@ class ConnStream final : public httplib::Stream {
     return r > 0 && (p.revents & (events | POLLHUP | POLLERR)) != 0;
   }
 
+  struct Endpoint {
+    bool known = false;
+    std::string ip;  // empty, port 0: the lookup failed (as httplib leaves them)
+    int port = 0;
+  };
   using NameFn = int (*)(int, sockaddr*, socklen_t*);
-  void Address(NameFn fn, std::string& ip, int& port) const {
+  Endpoint Address(NameFn fn) const {
+    Endpoint out;
+    out.known = true;
     sockaddr_storage addr{};
     socklen_t len = sizeof(addr);
     char host[NI_MAXHOST];
     if (fn(sock_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
         getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), nullptr, 0,
                     NI_NUMERICHOST) != 0) {
-      return;
+      return out;
     }
-    ip = host;
-    port = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                      : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    out.ip = host;
+    out.port = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                          : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    return out;
   }
 
   const int sock_;
@@ -269,6 +287,8 @@ class ConnStream final : public httplib::Stream {
   bool failed_ = false;
   std::optional<std::chrono::steady_clock::time_point> request_deadline_;
   bool request_timed_out_ = false;
+  mutable Endpoint remote_;
+  mutable Endpoint local_;
 };
 
 // httplib's HTTP server with our connection loop (httplib's SSLServer writes each response in
