@@ -9,7 +9,10 @@
 //   - the protected process_request(strm, close_connection, connection_closed, setup_request):
 //     httplib's read-route-respond of one request (ProcessRequest);
 //   - the protected settings keep_alive_max_count_, keep_alive_timeout_sec_, read_timeout_*,
-//     write_timeout_* (Limits) and svr_sock_, INVALID_SOCKET once stop() ran (Listening).
+//     write_timeout_* (Limits) and svr_sock_, INVALID_SOCKET once stop() ran (Listening);
+//   - httplib::detail::status_message, exported by libcpp-httplib but not declared by its header
+//     (declared below), and the bytes process_request reads and writes, which server.cc's fast
+//     path reproduces (tests/unit/common/http/server_test.cc compares the two).
 // tests/unit/common/http/httplib_seam_test.cc checks each of them and the version; when it fails
 // after an httplib upgrade, re-read those members in the new httplib.h and adapt this file only.
 #pragma once
@@ -19,6 +22,11 @@
 
 #include <chrono>
 #include <cstddef>
+
+namespace httplib::detail {
+// The reason phrase httplib writes for a status ("Not Found").
+const char* status_message(int status);
+}  // namespace httplib::detail
 
 namespace trainer::http::internal {
 

@@ -68,6 +68,165 @@ bool ConfigureTls(SSL_CTX& ctx, CertWatcher* certs) {
   return true;
 }
 
+// Exact paths first, then the longest matching prefix.
+class RouteTable {
+ public:
+  void AddExact(const std::string& path, Handler h) { exact_[path] = std::move(h); }
+  void AddPrefix(const std::string& prefix, Handler h) {
+    prefixes_.emplace_back(prefix, std::move(h));
+  }
+  const Handler* Find(const std::string& path) const {
+    auto it = exact_.find(path);
+    if (it != exact_.end()) {
+      return &it->second;
+    }
+    const Handler* best = nullptr;
+    size_t best_len = 0;
+    for (const auto& [prefix, handler] : prefixes_) {
+      if (path.compare(0, prefix.size(), prefix) == 0 && prefix.size() >= best_len) {
+        best = &handler;
+        best_len = prefix.size();
+      }
+    }
+    return best;
+  }
+
+ private:
+  std::map<std::string, Handler, std::less<>> exact_;
+  std::vector<std::pair<std::string, Handler>> prefixes_;
+};
+
+// The fast path: the requests an admission webhook gets (a POST with a Content-Length body, or a
+// GET, over HTTP/1.1) read, routed and answered here, without httplib's request parsing (it reads
+// a request a byte at a time through the stream, each header into a case-insensitive map through
+// ::tolower) and response writing (a printf per header): together 3/5 of the transport's
+// instructions (hack/bench/webhook/server_cost.sh). A request is taken only if httplib would have
+// parsed it to the same Request and answered it the same way, byte for byte; anything else
+// (percent-encoded or query targets, ranges, Expect, chunked bodies, bare LF lines, HTTP/1.0,
+// oversized parts, ...) is left in the buffer for httplib's process_request.
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
+
+// Header names compare as httplib's detail::ci does (::tolower, the "C" locale).
+bool NameIs(std::string_view name, std::string_view want) {
+  return name.size() == want.size() &&
+         std::equal(name.begin(), name.end(), want.begin(),
+                    [](char a, char b) { return AsciiLower(a) == AsciiLower(b); });
+}
+
+struct FastHead {
+  size_t size = 0;  // bytes, the blank line's CRLF included
+  size_t content_length = 0;
+  bool connection_close = false;
+};
+
+// Parses the request head at the start of `buf` into `req` (method, target, version, path,
+// headers), as httplib 0.11.4's parse_request_line and read_headers would; nullopt if the head
+// is not all in `buf` or is not one the fast path takes (then `req` is to be dropped).
+std::optional<FastHead> ParseHead(std::string_view buf, size_t max_body, httplib::Request& req) {
+  const size_t blank = buf.find("\r\n\r\n");
+  if (blank == std::string_view::npos) {
+    return std::nullopt;
+  }
+  FastHead head;
+  head.size = blank + 4;
+  // Lines end in CRLF; a lone CR or LF, or a NUL (httplib reads lines as C strings), is left to
+  // httplib.
+  auto plain = [](std::string_view line) {
+    return line.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+  };
+  size_t eol = buf.find("\r\n");
+  std::string_view line = buf.substr(0, eol);
+  if (eol + 2 > CPPHTTPLIB_REQUEST_URI_MAX_LENGTH || !plain(line)) {
+    return std::nullopt;
+  }
+  // "METHOD /path HTTP/1.1", single spaces, a path httplib would not decode or split.
+  const size_t sp1 = line.find(' ');
+  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find('\t') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  if ((method != "POST" && method != "GET" && method != "HEAD") ||
+      line.substr(sp2 + 1) != "HTTP/1.1" || target.empty() || target[0] != '/' ||
+      target.find_first_of(" ?#%") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  req.method = method;
+  req.target = target;
+  req.version = "HTTP/1.1";
+  req.path = target;
+  bool have_length = false;
+  bool have_connection = false;
+  for (size_t at = eol + 2; at < head.size - 2; at = eol + 2) {
+    eol = buf.find("\r\n", at);
+    line = buf.substr(at, eol - at);
+    if (eol + 2 - at > CPPHTTPLIB_HEADER_MAX_LENGTH || !plain(line)) {
+      return std::nullopt;
+    }
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) {
+      line.remove_suffix(1);
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) {
+      return std::nullopt;  // httplib skips such a line
+    }
+    std::string_view name = line.substr(0, colon);
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+      value.remove_prefix(1);
+    }
+    if (value.empty()) {
+      continue;  // httplib drops a header without a value
+    }
+    if (value.find('%') != std::string_view::npos || NameIs(name, "Transfer-Encoding") ||
+        NameIs(name, "Expect") || NameIs(name, "Range") || NameIs(name, "Accept-Encoding")) {
+      return std::nullopt;  // decoded, or handled by httplib (Accept-Encoding: compression)
+    }
+    if (!have_length && NameIs(name, "Content-Length")) {
+      have_length = true;
+      auto [end, ec] =
+          std::from_chars(value.data(), value.data() + value.size(), head.content_length);
+      if (ec != std::errc() || end != value.data() + value.size() ||
+          head.content_length > max_body || method != "POST") {
+        return std::nullopt;  // httplib's 400 or 413; a GET with a body
+      }
+    } else if (!have_connection && NameIs(name, "Connection")) {
+      have_connection = true;
+      head.connection_close = value == "close";
+    }
+    req.headers.emplace(std::string(name), std::string(value));
+  }
+  return head;
+}
+
+// The answer to a handler's exception (handlers catch their own errors: anything escaping is a
+// bug): on httplib's path its exception handler, on the fast path the same.
+void AnswerException(const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+  std::string what = "unknown exception";
+  try {
+    if (ep) {
+      std::rethrow_exception(ep);
+    }
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  log::Error("http handler threw", {{"path", req.path}, {"error", what}});
+  res.status = 500;
+  res.set_content("internal server error\n", "text/plain; charset=utf-8");
+}
+
+// What the fast path answers from: the server's routes and settings (Server::Server).
+struct FastRoutes {
+  const RouteTable* get = nullptr;
+  const RouteTable* post = nullptr;
+  size_t max_body = 0;
+  std::atomic<int>* in_flight = nullptr;
+  Handler error_body;
+};
+
 // One connection as httplib sees it: TLS through `ssl`, or plain TCP when it is null. Writes are
 // buffered and sent as one TLS record (or send()) when the response is complete (Flush) or before
 // the next read (a "100 Continue" must reach the client before we wait for the body): httplib
@@ -86,6 +245,9 @@ class ConnStream final : public httplib::Stream {
   // Request bytes already received: in our buffer, or in OpenSSL's (decrypted, or records read
   // ahead and not yet decrypted).
   bool Pending() const { return in_pos_ < in_len_ || (ssl_ != nullptr && SSL_has_pending(ssl_)); }
+  // The received request bytes not read yet, and taking `n` of them.
+  std::string_view Buffered() const { return {in_ + in_pos_, in_len_ - in_pos_}; }
+  void Consume(size_t n) { in_pos_ += std::min(n, in_len_ - in_pos_); }
   // Writes go to the buffer; Flush() reports the socket's state.
   bool is_writable() const override { return !failed_; }
 
@@ -330,6 +492,8 @@ class ConnServer final : public internal::ConnectionServer {
     stop();
   }
   int open_connections() const { return open_.load(std::memory_order_acquire); }
+  // Before the server starts: answer the requests the fast path takes from `routes`.
+  void SetFastRoutes(FastRoutes routes) { fast_ = std::move(routes); }
 
  private:
   bool ServeConnection(int sock) override {
@@ -420,16 +584,22 @@ class ConnServer final : public internal::ConnectionServer {
 
   bool Serve(ConnStream& strm, SSL* ssl, int sock) {
     bool ok = false;
-    for (size_t left = Limits().keep_alive_max_count; left > 0 && NextRequest(strm, sock); --left) {
+    const internal::ConnectionLimits limits = Limits();
+    // httplib's Keep-Alive header value ("timeout=60, max=100000"), made once per connection.
+    const std::string keep_alive = "timeout=" + std::to_string(limits.keep_alive_timeout.count()) +
+                                   ", max=" + std::to_string(limits.keep_alive_max_count);
+    for (size_t left = limits.keep_alive_max_count; left > 0 && NextRequest(strm, sock); --left) {
       bool connection_closed = false;
       const bool close_connection = left == 1 || !Listening();
       // From its first byte a request has request_read_timeout to arrive whole, as Go's
       // ReadHeaderTimeout: a client trickling bytes within the read timeout cannot hold the
       // connection and its thread forever.
       strm.SetRequestDeadline(std::chrono::steady_clock::now() + request_read_timeout_);
-      current_stream = &strm;
-      ok = ProcessRequest(strm, close_connection, connection_closed, ssl);
-      current_stream = nullptr;
+      if (!ServeFast(strm, close_connection, keep_alive, ssl, connection_closed, ok)) {
+        current_stream = &strm;
+        ok = ProcessRequest(strm, close_connection, connection_closed, ssl);
+        current_stream = nullptr;
+      }
       strm.SetRequestDeadline(std::nullopt);
       ok = strm.Flush() && ok;
       // After a timed-out request httplib has answered 400 and would read on: the rest of that
@@ -441,8 +611,127 @@ class ConnServer final : public internal::ConnectionServer {
     return ok;
   }
 
+  // Answers the next request on the fast path (see ParseHead) and sets `ok` as ProcessRequest
+  // would; false (nothing read or written) leaves it to httplib.
+  bool ServeFast(ConnStream& strm, bool close_connection, const std::string& keep_alive, SSL* ssl,
+                 bool& connection_closed, bool& ok) {
+    if (fast_.get == nullptr) {
+      return false;
+    }
+    if (strm.Buffered().empty() && strm.Fill() <= 0) {
+      ok = false;  // closed or timed out before a request, as httplib's first getline()
+      return true;
+    }
+    httplib::Request req;
+    std::optional<FastHead> head = ParseHead(strm.Buffered(), fast_.max_body, req);
+    if (!head) {
+      return false;
+    }
+    strm.Consume(head->size);
+    connection_closed = connection_closed || head->connection_close;
+    // The rest of the Request as httplib's process_request sets it.
+    static const std::string kRemoteAddr = "REMOTE_ADDR", kRemotePort = "REMOTE_PORT",
+                             kLocalAddr = "LOCAL_ADDR", kLocalPort = "LOCAL_PORT";
+    strm.get_remote_ip_and_port(req.remote_addr, req.remote_port);
+    req.set_header(kRemoteAddr, req.remote_addr);
+    req.set_header(kRemotePort, std::to_string(req.remote_port));
+    strm.get_local_ip_and_port(req.local_addr, req.local_port);
+    req.set_header(kLocalAddr, req.local_addr);
+    req.set_header(kLocalPort, std::to_string(req.local_port));
+    req.ssl = ssl;
+    httplib::Response res;
+    res.version = "HTTP/1.1";
+    fast_.in_flight->fetch_add(1, std::memory_order_relaxed);
+    try {
+      Route(strm, head->content_length, req, res);
+    } catch (...) {
+      AnswerException(req, res, std::current_exception());
+    }
+    if (res.status == -1) {
+      res.status = 200;
+    }
+    WriteResponse(strm, close_connection || head->connection_close, keep_alive, req, res);
+    fast_.in_flight->fetch_sub(1, std::memory_order_relaxed);
+    ok = !strm.failed();
+    return true;
+  }
+
+  // Reads the body and runs the route's handler (a 404 without one).
+  void Route(ConnStream& strm, size_t content_length, httplib::Request& req,
+             httplib::Response& res) const {
+    if (content_length > 0) {
+      req.body.resize(content_length);
+      for (size_t got = 0; got < content_length;) {
+        ssize_t n = strm.read(req.body.data() + got, content_length - got);
+        if (n <= 0) {  // closed or timed out (the stream's deadlines): the connection ends
+          res.status = 400;
+          return;
+        }
+        got += static_cast<size_t>(n);
+      }
+    }
+    const RouteTable& table = req.method == "POST" ? *fast_.post : *fast_.get;
+    const Handler* h = table.Find(req.path);
+    if (h == nullptr) {
+      res.status = 404;
+      return;
+    }
+    (*h)(req, res);
+  }
+
+  // httplib 0.11.4's write_response_core for what the fast path answers (a body in memory, no
+  // ranges, no compression, no post-routing handler or default headers): the same headers in the
+  // same order (the multimap's), the same bytes, written to the stream's buffer in one piece.
+  void WriteResponse(ConnStream& strm, bool close_connection, const std::string& keep_alive,
+                     const httplib::Request& req, httplib::Response& res) const {
+    static const std::string kConnection = "Connection", kClose = "close",
+                             kKeepAlive = "Keep-Alive", kContentType = "Content-Type",
+                             kTextPlain = "text/plain", kContentLength = "Content-Length",
+                             kZero = "0", kAcceptRanges = "Accept-Ranges", kBytes = "bytes";
+    if (res.status >= 400 && fast_.error_body && res.body.empty()) {
+      fast_.error_body(req, res);  // the error handler Server::Server sets on httplib
+    }
+    if (!res.body.empty()) {
+      res.set_header(kContentLength, std::to_string(res.body.size()));  // apply_ranges
+    }
+    if (close_connection) {
+      res.set_header(kConnection, kClose);
+    } else {
+      res.set_header(kKeepAlive, keep_alive);
+    }
+    if (!res.body.empty() && !res.has_header(kContentType)) {
+      res.set_header(kContentType, kTextPlain);
+    }
+    if (res.body.empty() && !res.has_header(kContentLength)) {
+      res.set_header(kContentLength, kZero);
+    }
+    const bool head = req.method == "HEAD";
+    if (head && !res.has_header(kAcceptRanges)) {
+      res.set_header(kAcceptRanges, kBytes);
+    }
+    std::string out;
+    out.reserve(256 + (head ? 0 : res.body.size()));
+    out += "HTTP/1.1 ";
+    out += std::to_string(res.status);
+    out += ' ';
+    out += httplib::detail::status_message(res.status);
+    out += "\r\n";
+    for (const auto& [name, value] : res.headers) {
+      out += name.c_str();  // "%s: %s\r\n": up to a NUL, as httplib's printf
+      out += ": ";
+      out += value.c_str();
+      out += "\r\n";
+    }
+    out += "\r\n";
+    if (!head) {
+      out += res.body;
+    }
+    strm.write(out.data(), out.size());
+  }
+
   const bool tls_;
   SSL_CTX* ctx_ = nullptr;
+  FastRoutes fast_;
   const std::chrono::seconds request_read_timeout_;
   const std::chrono::milliseconds stop_idle_grace_;
   // steady_clock ticks; 0 (the epoch, long past) until BeginStop: a stopped server's idle
@@ -625,34 +914,6 @@ StatusOr<HostPort> ParseBindAddress(std::string_view address) {
   return out;
 }
 
-// Exact paths first, then the longest matching prefix.
-class RouteTable {
- public:
-  void AddExact(const std::string& path, Handler h) { exact_[path] = std::move(h); }
-  void AddPrefix(const std::string& prefix, Handler h) {
-    prefixes_.emplace_back(prefix, std::move(h));
-  }
-  const Handler* Find(const std::string& path) const {
-    auto it = exact_.find(path);
-    if (it != exact_.end()) {
-      return &it->second;
-    }
-    const Handler* best = nullptr;
-    size_t best_len = 0;
-    for (const auto& [prefix, handler] : prefixes_) {
-      if (path.compare(0, prefix.size(), prefix) == 0 && prefix.size() >= best_len) {
-        best = &handler;
-        best_len = prefix.size();
-      }
-    }
-    return best;
-  }
-
- private:
-  std::map<std::string, Handler, std::less<>> exact_;
-  std::vector<std::pair<std::string, Handler>> prefixes_;
-};
-
 struct Server::Routes {
   RouteTable get;
   RouteTable post;
@@ -752,6 +1013,11 @@ Server::Server(ServerOptions options)
                ? httplib::Server::HandlerResponse::Handled
                : httplib::Server::HandlerResponse::Unhandled;
   });
+  static_cast<ConnServer&>(*impl_).SetFastRoutes({.get = &routes_->get,
+                                                  .post = &routes_->post,
+                                                  .max_body = options_.max_body_bytes,
+                                                  .in_flight = &in_flight_,
+                                                  .error_body = options_.error_body});
   impl_->set_logger([this](const httplib::Request&, const httplib::Response&) {
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
   });
@@ -768,21 +1034,7 @@ Server::Server(ServerOptions options)
                                 : httplib::Server::HandlerResponse::Handled;
       }));
   // The last line of defence: handlers catch their own errors; anything escaping is a bug.
-  impl_->set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          if (ep) {
-            std::rethrow_exception(ep);
-          }
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        log::Error("http handler threw", {{"path", req.path}, {"error", what}});
-        res.status = 500;
-        res.set_content("internal server error\n", "text/plain; charset=utf-8");
-      });
+  impl_->set_exception_handler(AnswerException);
 }
 
 Server::~Server() { Stop(); }

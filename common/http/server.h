@@ -10,7 +10,9 @@
 // max_threads) so idle or slow clients cannot lock others out; read/write timeouts so a slow
 // client cannot hold a thread forever; a body limit. TLS is 1.2+ with ECDHE + AES-GCM/CHACHA20
 // only, and TLS connections run our own loop around httplib's request handling, so that each
-// response leaves as one TLS record (httplib's SSLServer sends its head and body as two).
+// response leaves as one TLS record (httplib's SSLServer sends its head and body as two). That
+// loop reads and answers the common requests itself (a POST with a Content-Length body, a GET),
+// byte for byte as httplib would, and leaves the rest to httplib (server.cc, ParseHead).
 //
 //   http::Server server({.address = ":9443", .tls = &cert_watcher});
 //   server.Post("/validate-x", [](const http::Request& req, http::Response& res) { ... });

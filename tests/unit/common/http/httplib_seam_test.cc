@@ -66,6 +66,12 @@ TEST_CASE("the seam was written against the httplib version built with") {
   CHECK(std::string(CPPHTTPLIB_VERSION) == kHttplibSeamVersion);
 }
 
+TEST_CASE("httplib's reason phrases, which the fast path writes, are exported") {
+  CHECK(std::string(httplib::detail::status_message(200)) == "OK");
+  CHECK(std::string(httplib::detail::status_message(404)) == "Not Found");
+  CHECK(std::string(httplib::detail::status_message(500)) == "Internal Server Error");
+}
+
 TEST_CASE("httplib hands each accepted socket to ServeConnection, with our settings") {
   OneRequestServer svr;
   svr.Get("/hello", [](const httplib::Request&, httplib::Response& res) {
