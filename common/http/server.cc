@@ -218,6 +218,9 @@ void AnswerException(const httplib::Request& req, httplib::Response& res, std::e
   res.set_content("internal server error\n", "text/plain; charset=utf-8");
 }
 
+// The largest request body buffer a connection keeps for its next request.
+constexpr size_t kKeptBodyBuffer = 64 * 1024;
+
 // What the fast path answers from: the server's routes and settings (Server::Server).
 struct FastRoutes {
   const RouteTable* get = nullptr;
@@ -245,6 +248,9 @@ class ConnStream final : public httplib::Stream {
   // Request bytes already received: in our buffer, or in OpenSSL's (decrypted, or records read
   // ahead and not yet decrypted).
   bool Pending() const { return in_pos_ < in_len_ || (ssl_ != nullptr && SSL_has_pending(ssl_)); }
+  // A request body's buffer, kept between the connection's requests: a body of 1 KiB and more is
+  // a "large" allocation for glibc, which then consolidates its fast bins, each request.
+  std::string& body_buffer() { return body_buffer_; }
   // The received request bytes not read yet, and taking `n` of them.
   std::string_view Buffered() const { return {in_ + in_pos_, in_len_ - in_pos_}; }
   void Consume(size_t n) { in_pos_ += std::min(n, in_len_ - in_pos_); }
@@ -451,6 +457,7 @@ class ConnStream final : public httplib::Stream {
   bool request_timed_out_ = false;
   mutable Endpoint remote_;
   mutable Endpoint local_;
+  std::string body_buffer_;
 };
 
 // httplib's HTTP server with our connection loop (httplib's SSLServer writes each response in
@@ -652,6 +659,10 @@ class ConnServer final : public internal::ConnectionServer {
     }
     WriteResponse(strm, close_connection || head->connection_close, keep_alive, req, res);
     fast_.in_flight->fetch_sub(1, std::memory_order_relaxed);
+    if (req.body.capacity() <= kKeptBodyBuffer) {
+      req.body.clear();
+      strm.body_buffer().swap(req.body);
+    }
     ok = !strm.failed();
     return true;
   }
@@ -660,6 +671,7 @@ class ConnServer final : public internal::ConnectionServer {
   void Route(ConnStream& strm, size_t content_length, httplib::Request& req,
              httplib::Response& res) const {
     if (content_length > 0) {
+      req.body.swap(strm.body_buffer());
       req.body.resize(content_length);
       for (size_t got = 0; got < content_length;) {
         ssize_t n = strm.read(req.body.data() + got, content_length - got);

@@ -348,6 +348,26 @@ TEST_CASE("fast path answers byte for byte as httplib's request path") {
   }
 }
 
+// The fast path keeps a connection's body buffer for its next request: each request still sees
+// exactly its own body, shorter or longer than the last, and past the size kept.
+TEST_CASE("fast path: each request on a connection sees its own body") {
+  Server server({.address = "127.0.0.1:0"});
+  server.Post("/echo",
+              [](const Request& req, Response& res) { res.set_content(req.body, "text/plain"); });
+  REQUIRE(server.Start().ok());
+  RawConnection conn(server.port());
+  for (size_t size : {size_t{1500}, size_t{10}, size_t{0}, size_t{3}, size_t{100000}, size_t{7},
+                      size_t{70000}, size_t{1}}) {
+    const std::string body(size, static_cast<char>('a' + size % 26));
+    const std::string r = conn.RoundTrip(
+        "POST /echo HTTP/1.1\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n" + body);
+    INFO("size " << size);
+    REQUIRE(r.size() >= body.size());
+    CHECK(r.substr(r.size() - body.size()) == body);
+    CHECK(r.find("Content-Length: " + std::to_string(size) + "\r\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("binding a port in use fails instead of sharing it") {
   Server first({.address = "127.0.0.1:0"});
   REQUIRE(first.Start().ok());
