@@ -79,13 +79,7 @@ cleanup() {
 trap cleanup EXIT
 
 # A CA and a serving certificate for 127.0.0.1 (P-256, as cert-manager would issue).
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench-ca \
-  -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=trainer-webhook \
-  -keyout "$work/tls.key" -out "$work/tls.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$work/ext"
-openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial \
-  -days 1 -extfile "$work/ext" -out "$work/tls.crt" 2>/dev/null
+"$here/certs.sh" "$work"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "${rt[@]}" "$bin" --port="$port" --cert-dir="$work" --metrics-bind-address=0 --health-probe-bind-address=0 \
