@@ -5,8 +5,14 @@ namespace trainer::http::internal {
 
 bool ConnectionServer::ProcessRequest(httplib::Stream& strm, bool close_connection,
                                       bool& connection_closed, SSL* ssl) {
-  return process_request(strm, close_connection, connection_closed,
-                         [ssl](httplib::Request& req) { req.ssl = ssl; });
+  return process_request(strm, close_connection, connection_closed, [ssl](httplib::Request& req) {
+    req.ssl = ssl;
+    // Answers go out uncompressed, as from Go's net/http server (upstream's webhook): httplib
+    // would gzip every JSON answer for a client sending "Accept-Encoding: gzip", as the
+    // kube-apiserver's webhook client does, and deflating a ~170-byte AdmissionReview took more
+    // instructions than serving the whole request (and the apiserver then inflates it).
+    req.headers.erase("Accept-Encoding");
+  });
 }
 
 ConnectionLimits ConnectionServer::Limits() const {

@@ -50,7 +50,8 @@ class ConnectionServer : public httplib::Server {
   virtual bool ServeConnection(int sock) = 0;
 
   // Reads one request from `strm`, routes it through this server's handlers and writes the
-  // response; `ssl` is set as the request's ssl (null for plain HTTP). connection_closed is set
+  // response; `ssl` is set as the request's ssl (null for plain HTTP) and its Accept-Encoding
+  // header is dropped before routing, so answers are never compressed. connection_closed is set
   // when the request or response ended the connection (Connection: close).
   bool ProcessRequest(httplib::Stream& strm, bool close_connection, bool& connection_closed,
                       SSL* ssl);

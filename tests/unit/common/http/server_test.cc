@@ -421,6 +421,25 @@ TEST_CASE("TLS server keeps one connection alive across many requests") {
   CHECK(echo->body == "{\"a\":1}");
 }
 
+TEST_CASE("answers are not compressed for a client accepting gzip, as the apiserver is") {
+  TlsFixture f;
+  auto cli = f.Client();
+  cli->set_decompress(false);  // the bytes as sent
+  std::string body = "[";
+  for (int i = 0; i < 200; ++i) {
+    body += R"({"op":"add","path":"/spec/x"},)";
+  }
+  body += "{}]";
+  for (const char* accept : {"gzip", "gzip, deflate, br"}) {
+    auto r =
+        cli->Post("/echo", httplib::Headers{{"Accept-Encoding", accept}}, body, "application/json");
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK_FALSE(r->has_header("Content-Encoding"));
+    CHECK(r->body == body);
+  }
+}
+
 TEST_CASE("TLS server refuses TLS 1.1 and non-AEAD or non-ECDHE TLS 1.2 suites") {
   TlsFixture f;
   CHECK(PeerCommonName(f.server->port()) == "serving-1");
