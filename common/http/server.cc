@@ -102,8 +102,9 @@ class RouteTable {
 // ::tolower) and response writing (a printf per header): together 3/5 of the transport's
 // instructions (hack/bench/webhook/server_cost.sh). A request is taken only if httplib would have
 // parsed it to the same Request and answered it the same way, byte for byte; anything else
-// (percent-encoded or query targets, ranges, Expect, chunked bodies, bare LF lines, HTTP/1.0,
-// oversized parts, ...) is left in the buffer for httplib's process_request.
+// (percent-encoded targets or queries other than plain key=value pairs, ranges, Expect, chunked
+// bodies, bare LF lines, HTTP/1.0, oversized parts, ...) is left in the buffer for httplib's
+// process_request.
 
 char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
 
@@ -112,6 +113,33 @@ bool NameIs(std::string_view name, std::string_view want) {
   return name.size() == want.size() &&
          std::equal(name.begin(), name.end(), want.begin(),
                     [](char a, char b) { return AsciiLower(a) == AsciiLower(b); });
+}
+
+// A query of key=value pairs with nothing to decode (the kube-apiserver calls a webhook at
+// "<path>?timeout=10s") into `params`, as httplib's parse_query_text would split it; false for any
+// other query (empty parts, '+', '%', other characters), left to httplib.
+bool ParsePlainQuery(std::string_view query, httplib::Params& params) {
+  auto plain = [](std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '-' || c == '.' || c == '_' || c == '~';
+    });
+  };
+  std::vector<std::string_view> seen;  // httplib skips a repeated key=value
+  for (size_t at = 0; at <= query.size();) {
+    size_t end = std::min(query.find('&', at), query.size());
+    std::string_view pair = query.substr(at, end - at);
+    size_t eq = pair.find('=');
+    if (eq == std::string_view::npos || !plain(pair.substr(0, eq)) || !plain(pair.substr(eq + 1))) {
+      return false;
+    }
+    if (std::find(seen.begin(), seen.end(), pair) == seen.end()) {
+      seen.push_back(pair);
+      params.emplace(std::string(pair.substr(0, eq)), std::string(pair.substr(eq + 1)));
+    }
+    at = end + 1;
+  }
+  return true;
 }
 
 struct FastHead {
@@ -148,15 +176,18 @@ std::optional<FastHead> ParseHead(std::string_view buf, size_t max_body, httplib
   }
   std::string_view method = line.substr(0, sp1);
   std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const size_t q = target.find('?');
+  std::string_view path = target.substr(0, q);
   if ((method != "POST" && method != "GET" && method != "HEAD") ||
-      line.substr(sp2 + 1) != "HTTP/1.1" || target.empty() || target[0] != '/' ||
-      target.find_first_of(" ?#%") != std::string_view::npos) {
+      line.substr(sp2 + 1) != "HTTP/1.1" || path.empty() || path[0] != '/' ||
+      path.find_first_of(" #%") != std::string_view::npos ||
+      (q != std::string_view::npos && !ParsePlainQuery(target.substr(q + 1), req.params))) {
     return std::nullopt;
   }
   req.method = method;
   req.target = target;
   req.version = "HTTP/1.1";
-  req.path = target;
+  req.path = path;
   bool have_length = false;
   bool have_connection = false;
   for (size_t at = eol + 2; at < head.size - 2; at = eol + 2) {
@@ -181,8 +212,11 @@ std::optional<FastHead> ParseHead(std::string_view buf, size_t max_body, httplib
       continue;  // httplib drops a header without a value
     }
     if (value.find('%') != std::string_view::npos || NameIs(name, "Transfer-Encoding") ||
-        NameIs(name, "Expect") || NameIs(name, "Range") || NameIs(name, "Accept-Encoding")) {
-      return std::nullopt;  // decoded, or handled by httplib (Accept-Encoding: compression)
+        NameIs(name, "Expect") || NameIs(name, "Range")) {
+      return std::nullopt;  // decoded, or handled by httplib
+    }
+    if (NameIs(name, "Accept-Encoding")) {
+      continue;  // dropped, as ProcessRequest drops it: answers are never compressed
     }
     if (!have_length && NameIs(name, "Content-Length")) {
       have_length = true;

@@ -277,8 +277,8 @@ class RawConnection {
 };
 
 // The requests an admission webhook gets are answered by the server's fast path, without
-// httplib's parsing and writing; a target with a '?' takes httplib's path with the same path and
-// handler. The answers must be the same bytes.
+// httplib's parsing and writing; a target ending in a '?' takes httplib's path with the same path,
+// query parameters and handler. The answers must be the same bytes.
 TEST_CASE("fast path answers byte for byte as httplib's request path") {
   Server server({.address = "127.0.0.1:0", .error_body = [](const Request& req, Response& res) {
                    res.set_content("{\"code\":" + std::to_string(res.status) + ",\"path\":\"" +
@@ -288,7 +288,10 @@ TEST_CASE("fast path answers byte for byte as httplib's request path") {
   server.Post("/json", [](const Request& req, Response& res) {
     std::string seen = req.get_header_value("Content-Type") + "|" + req.get_header_value("X-A") +
                        "|" + req.get_header_value("REMOTE_ADDR") + "|" + req.version + "|" +
-                       std::to_string(req.headers.size()) + "|" + req.body;
+                       std::to_string(req.headers.size()) + "|" + req.path + "|" +
+                       std::to_string(req.params.size()) + "|" + req.get_param_value("timeout") +
+                       "|" + req.get_param_value("b") + "|" +
+                       std::to_string(req.has_header("Accept-Encoding")) + "|" + req.body;
     res.set_content("{\"seen\":\"" + seen + "\"}", "application/json");
   });
   server.Get("/text", [](const Request&, Response& res) { res.set_content("t", "text/plain"); });
@@ -305,6 +308,12 @@ TEST_CASE("fast path answers byte for byte as httplib's request path") {
   const std::vector<std::tuple<std::string, std::string, std::string>> requests = {
       {"POST", "/json", "Content-Type: application/json\r\nX-A:  spaced \t\r\n"},
       {"POST", "/json", "content-length: 0\r\nX-Empty:\r\n"},
+      // As the kube-apiserver calls a webhook.
+      {"POST", "/json?timeout=10s",
+       "User-Agent: kube-apiserver-admission\r\nAccept: application/json, */*\r\n"
+       "Content-Type: application/json\r\nAccept-Encoding: gzip\r\n"},
+      {"POST", "/json?timeout=10s&b=1.x_~-&timeout=10s", "accept-encoding: br\r\n"},
+      {"GET", "/text?a=b", "Accept-Encoding: gzip, deflate\r\n"},
       {"GET", "/text", ""},
       {"HEAD", "/text", ""},
       {"POST", "/empty", ""},
