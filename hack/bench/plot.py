@@ -234,9 +234,12 @@ def _figures(name, doc):
     elif name == "admission":
         for s in doc["summary"]:
             if s["config"] == "ours" and s.get("added_vs_null"):
+                median = ("; median of %d rounds %.2fx" % (
+                    len(s["added_vs_null_rounds"]), s["added_vs_null_median"])
+                    if s.get("added_vs_null_median") is not None else "")
                 yield ("admission, dry-run creates %d at a time" % s["concurrency"],
-                       "adds %.3f ms per create: %.2fx the null webhook's" % (
-                           s["added_ms"], s["added_vs_null"]),
+                       "adds %.3f ms per create: %.2fx the null webhook's%s" % (
+                           s["added_ms"], s["added_vs_null"], median),
                        "no webhook; the null webhook", "<= 1.1x the null webhook's")
     elif name == "deletion":
         for r in doc["results"]:

@@ -7,10 +7,12 @@
 // answers (size, patches).
 //
 //   trainer-bench-null-webhook --cert-dir DIR [--port 0] [--threads 16]
-//       [--mutate-patch '[{"op":"add",...}]'] [--pad BYTES]
+//       [--mutate-patch '[{"op":"add",...}]'] [--pad BYTES] [--status]
 // Prints "listening on PORT" once serving. --mutate-patch answers paths starting with /mutate
 // with that JSONPatch (base64, patchType JSONPatch), --pad adds a warning of BYTES characters to
-// every answer: both measure what a patch or a bigger response costs the apiserver. GET /stats
+// every answer: both measure what a patch or a bigger response costs the apiserver. --status
+// answers what trainer-webhook and upstream's controller-runtime answer an allowed request
+// (kind first, "status":{"metadata":{},"code":200}): the same bytes, no work. GET /stats
 // returns {"requests": N} (requests answered so far).
 #include <httplib.h>
 #include <unistd.h>
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   std::string cert_dir, patch;
   int port = 0;
   size_t threads = 16, pad = 0;
+  bool status = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -60,6 +63,8 @@ int main(int argc, char** argv) {
       patch = next();
     } else if (a == "--pad") {
       pad = std::stoul(next());
+    } else if (a == "--status") {
+      status = true;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -85,9 +90,12 @@ int main(int argc, char** argv) {
   auto answer = [&](const http::Request& req, http::Response& res) {
     const bool mutate = req.path.rfind("/mutate", 0) == 0;
     std::string body =
-        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")";
+        status
+            ? R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":")"
+            : R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")";
     body += Uid(req.body);
-    body += R"(","allowed":true)";
+    body +=
+        status ? R"(","allowed":true,"status":{"metadata":{},"code":200})" : R"(","allowed":true)";
     if (mutate) body += patch_fields;
     body += tail;
     res.set_content(body, "application/json");

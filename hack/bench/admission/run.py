@@ -19,14 +19,18 @@ TrainJob (?dryRun=All: admission runs, nothing is stored) over the controller's 
 latency as the client sees it (mean, p50, p90, p99); the apiserver's own view
 (apiserver_admission_webhook_admission_duration_seconds per webhook, and
 apiserver_request_duration_seconds of the create); the server's request count (must be 2 per
-create) and the connections the apiserver holds open to it afterwards. --rounds repeats all
-configurations in rotated order, so drift spreads over all of them.
+create) and the connections the apiserver holds open to it afterwards. Before each measurement
+--warmup creates at the same concurrency (not measured) open the apiserver's connections and warm
+both sides. --rounds repeats all configurations in rotated order, so drift spreads over all of
+them.
 
 Derived: "added" = a configuration's mean latency minus the same round's "none" mean; the goal
-compares ours' added latency with the null webhook's (ours/null <= 1.10).
+compares ours' added latency with the null webhook's (ours/null <= 1.10), as the ratio of the
+means over rounds and as the median of each round's own ratio (one disturbed round moves the
+first, not the second); and the apiserver's own per-call webhook duration, ours/null's.
 
-Usage: hack/bench/admission/run.py [--count 1000] [--concurrency 1,16] [--rounds 3]
-         [--upstream] [--upstream-bin PATH] [--null-variant NAME=ARGS ...] [--bin build/bin]
+Usage: hack/bench/admission/run.py [--count 1000] [--concurrency 1,16] [--rounds 5]
+         [--warmup 300] [--upstream] [--upstream-bin PATH] [--null-variant NAME=ARGS ...] [--bin build/bin]
          [--out BASE]
 --null-variant adds a null webhook answering differently (a JSONPatch on mutate, a bigger
 response), to take apart what the apiserver pays for: what ours answers, or its server.
@@ -224,44 +228,84 @@ def measure(args, bed, servers, which, concurrency, tj_path, api):
     return row
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] + xs[(n - 1) // 2]) / 2 if n else None
+
+
+def call_ms(row):
+    """The apiserver's mean duration of one call to the TrainJob webhooks (mutate and validate
+    averaged) in a row; None without webhooks."""
+    calls = [v for v in row["apiserver_webhook_ms"].values() if v is not None]
+    return sum(calls) / len(calls) if calls else None
+
+
 def summarize(rows, configs, concurrencies):
     """Per configuration and concurrency: the mean over rounds of the mean latency and of the
     latency added over the same round's "none"; ratios of the added latency to the null
-    webhook's."""
+    webhook's: of the means over rounds (added_vs_null), and the median of each round's own
+    ratio (added_vs_null_median, robust to one disturbed round); the same for the apiserver's
+    own per-call webhook duration (webhook_call_ms, webhook_call_vs_null[_median])."""
     out = []
     for c in concurrencies:
-        base = {r["round"]: r["latency_ms"]["mean"] for r in rows
-                if r["config"] == "none" and r["concurrency"] == c}
-        added_by = {}
+        here = [r for r in rows if r["concurrency"] == c]
+        base = {r["round"]: r["latency_ms"]["mean"] for r in here if r["config"] == "none"}
+        added = {(r["config"], r["round"]): r["latency_ms"]["mean"] - base[r["round"]]
+                 for r in here if r["round"] in base}
+        calls = {(r["config"], r["round"]): call_ms(r) for r in here}
+        mine_by = {}
         for cfg in configs:
-            mine = [r for r in rows if r["config"] == cfg and r["concurrency"] == c]
+            mine = [r for r in here if r["config"] == cfg]
             if not mine:
                 continue
+            mine_by[cfg] = mine
             mean = sum(r["latency_ms"]["mean"] for r in mine) / len(mine)
             p99 = sum(r["latency_ms"]["p99"] for r in mine) / len(mine)
-            added = [r["latency_ms"]["mean"] - base[r["round"]] for r in mine if r["round"] in base]
-            added_by[cfg] = sum(added) / len(added) if added else None
-            out.append({"config": cfg, "concurrency": c, "rounds": len(mine),
-                        "mean_ms": round(mean, 3), "p99_ms": round(p99, 3),
-                        "creates_per_second": round(
-                            sum(r["creates_per_second"] for r in mine) / len(mine), 1),
-                        "added_ms": round(added_by[cfg], 3) if added_by[cfg] is not None else None})
-        null_added = added_by.get("null")
+            adds = [added[(cfg, r["round"])] for r in mine if (cfg, r["round"]) in added]
+            o = {"config": cfg, "concurrency": c, "rounds": len(mine),
+                 "mean_ms": round(mean, 3), "median_ms": round(median(
+                     [r["latency_ms"]["mean"] for r in mine]), 3), "p99_ms": round(p99, 3),
+                 "creates_per_second": round(
+                     sum(r["creates_per_second"] for r in mine) / len(mine), 1),
+                 "added_ms": round(sum(adds) / len(adds), 3) if adds else None}
+            cs = [calls[(cfg, r["round"])] for r in mine if calls[(cfg, r["round"])] is not None]
+            if cs:
+                o["webhook_call_ms"] = round(sum(cs) / len(cs), 3)
+            out.append(o)
+        null = next((o for o in out if o["concurrency"] == c and o["config"] == "null"), None)
         for o in out:
-            if (o["concurrency"] == c and null_added and o["added_ms"] is not None and
-                    o["config"] != "none"):
-                o["added_vs_null"] = round(o["added_ms"] / null_added, 2)
+            if o["concurrency"] != c or o["config"] in ("none", "null") or null is None:
+                continue
+            if null["added_ms"] and o["added_ms"] is not None:
+                o["added_vs_null"] = round(o["added_ms"] / null["added_ms"], 2)
+            per_round = [added[(o["config"], r)] / added[("null", r)] for r in base
+                         if (o["config"], r) in added and added.get(("null", r))]
+            if per_round:
+                o["added_vs_null_rounds"] = [round(x, 2) for x in per_round]
+                o["added_vs_null_median"] = round(median(per_round), 2)
+            if null.get("webhook_call_ms") and o.get("webhook_call_ms"):
+                o["webhook_call_vs_null"] = round(o["webhook_call_ms"] / null["webhook_call_ms"], 2)
+                per_round = [calls[(o["config"], r["round"])] / calls[("null", r["round"])]
+                             for r in mine_by[o["config"]]
+                             if calls.get(("null", r["round"])) and calls[(o["config"], r["round"])]]
+                o["webhook_call_vs_null_median"] = round(median(per_round), 2)
     return out
 
 
 def table(summary):
+    def f(v, fmt="%.2f"):
+        return fmt % v if v is not None else "–"
     lines = ["| webhooks | concurrency | creates/s | mean ms | p99 ms | added over none ms | "
-             "**added / null's** |", "|---|---|---|---|---|---|---|"]
+             "**added / null's** | median of rounds' | rounds' | apiserver's webhook call ms | "
+             "call / null's (median) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
-        lines.append("| %s | %d | %.0f | %.3f | %.3f | %s | **%s** |" % (
+        lines.append("| %s | %d | %.0f | %.3f | %.3f | %s | **%s** | %s | %s | %s | %s (%s) |" % (
             s["config"], s["concurrency"], s["creates_per_second"], s["mean_ms"], s["p99_ms"],
-            "%.3f" % s["added_ms"] if s["added_ms"] is not None else "–",
-            "%.2f" % s["added_vs_null"] if s.get("added_vs_null") is not None else "–"))
+            f(s["added_ms"], "%.3f"), f(s.get("added_vs_null")), f(s.get("added_vs_null_median")),
+            " ".join("%.2f" % x for x in s.get("added_vs_null_rounds", [])) or "–",
+            f(s.get("webhook_call_ms"), "%.3f"), f(s.get("webhook_call_vs_null")),
+            f(s.get("webhook_call_vs_null_median"))))
     return "\n".join(lines) + "\n"
 
 
@@ -293,12 +337,13 @@ def run_rounds(args, work, configs, concurrencies, rows):
                 order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
                 for which in order:
                     activate(bed, servers, which, api)
-                    # Warm: the apiserver's connections to the server, both sides' caches.
-                    sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig",
-                       bed.kubeconfig, "--file", tj_path, "--namespace", NS, "--prefix", "warm",
-                       "--count", "100", "--concurrency", str(max(concurrencies)), "--create",
-                       "--dry-run")
                     for c in concurrencies:
+                        # Warm at this concurrency: the apiserver's connections to the server
+                        # (as many as this concurrency opens), both sides' caches and threads.
+                        sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig",
+                           bed.kubeconfig, "--file", tj_path, "--namespace", NS, "--prefix",
+                           "warm", "--count", str(args.warmup), "--concurrency", str(c),
+                           "--create", "--dry-run")
                         row = measure(args, bed, servers, which, c, tj_path, api)
                         row["round"] = rnd
                         rows.append(row)
@@ -321,7 +366,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--concurrency", default="1,16")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=300,
+                    help="dry-run creates before each measurement, at its concurrency")
     ap.add_argument("--upstream", action="store_true")
     ap.add_argument("--null-variant", action="append", default=[], type=null_variant,
                     metavar="NAME=ARGS",
