@@ -118,8 +118,14 @@ informer::InformerOptions CacheOptions(const framework::Watch& watch,
     return io;  // managedFields stripped (the default)
   }
   io.strip_managed_fields = false;
+  // Every transform below slims managedFields to the managers, so their field sets are never
+  // built; nor are JobSets' pod templates, which TrimJobSet drops.
+  for (const char* field : {"fieldsV1", "time", "apiVersion"}) {
+    io.skip.Add({"metadata", "managedFields", "*", field});
+  }
   if (watch.gvk == api::kJobSetGVK) {
     io.transform = TrimJobSet;
+    io.skip.Add({"spec", "replicatedJobs", "*", "template"});
   } else if (watch.gvk == api::kConfigMapGVK || watch.gvk == api::kSecretGVK) {
     io.transform = TrimUnowned;
   } else {

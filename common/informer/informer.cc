@@ -10,9 +10,20 @@ namespace trainer::informer {
 
 using SteadyClock = std::chrono::steady_clock;
 
+namespace {
+
+json::SkipPaths ListSkip(const InformerOptions& o) {
+  json::SkipPaths skip = o.skip;
+  if (o.strip_managed_fields) skip.Add({"metadata", "managedFields"});
+  return skip.Under({"items", "*"});
+}
+
+}  // namespace
+
 Informer::Informer(kube::Client& client, InformerOptions options)
     : client_(client),
       options_(std::move(options)),
+      list_skip_(ListSkip(options_)),
       store_(options_.store_mode),
       backoff_(options_.backoff) {}
 
@@ -159,6 +170,7 @@ Status Informer::ListPages(std::stop_token stop) {
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size > 0 ? options_.page_size : 500;
+  lo.skip = &list_skip_;
   std::set<std::string> seen;
   std::string rv;
   while (true) {

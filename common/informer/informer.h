@@ -48,6 +48,11 @@ struct InformerOptions {
   // Further trimming before an object is cached and handed to handlers (e.g. drop status fields
   // nobody reads). Runs on the watch thread.
   std::function<void(json::Value&)> transform;
+  // Parts of each object that strip_managed_fields and the transform drop whatever they hold
+  // (e.g. {"spec", "replicatedJobs", "*", "template"} when the transform keeps only names):
+  // lists leave them out while decoding, so they are never built. Naming anything the cache
+  // keeps would lose it; metadata.managedFields is added when strip_managed_fields is set.
+  json::SkipPaths skip;
   std::chrono::milliseconds resync{0};  // 0 = no periodic resync
   int64_t page_size = 500;
   flowcontrol::BackoffPolicy backoff = flowcontrol::BackoffPolicy::Reflector();
@@ -98,6 +103,8 @@ class Informer {
   // (InformerOptions), for objects that stand in for cached ones.
   void Prepare(json::Value& obj) const;
   std::string LastSyncResourceVersion() const;
+  // What lists leave out of each List document (InformerOptions::skip under every item).
+  const json::SkipPaths& list_skip() const { return list_skip_; }
 
   // Counters for tests and debugging.
   int lists() const { return lists_.load(); }
@@ -117,6 +124,8 @@ class Informer {
 
   kube::Client& client_;
   const InformerOptions options_;
+  // options_.skip (and managedFields when stripped) under each item of a List.
+  const json::SkipPaths list_skip_;
   Store store_;
   flowcontrol::Backoff backoff_;
 

@@ -281,6 +281,10 @@ struct Frame {
   bool object;
   size_t start;
   std::string key;  // objects: the key of the value being read
+  // What is skipped below this container (nullptr: nothing), and for objects below the member
+  // being read.
+  const SkipPaths::Node* skip = nullptr;
+  const SkipPaths::Node* member_skip = nullptr;
 };
 
 // What a parse needs besides the Value it builds: the reader, the text buffer and the builder's
@@ -309,20 +313,23 @@ struct ParseScratch {
 
 // Builds a Value from RapidJSON SAX events with an explicit stack (no recursion, so deep
 // nesting cannot overflow the C++ stack; RapidJSON's iterative parser handles the input side).
+// With SkipPaths, a value at a skipped path is read (the reader still checks it) but not built:
+// its events are dropped until the container it opened closes.
 class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> {
  public:
-  bool Null() { return Add(Value()); }
-  bool Bool(bool b) { return Add(Value(b)); }
+  bool Null() { return Skipped() || Add(Value()); }
+  bool Bool(bool b) { return Skipped() || Add(Value(b)); }
   // Numbers arrive as their text (kParseNumbersAsStringsFlag) and are converted here, correctly
   // rounded as Go's strconv does: RapidJSON's normal precision is one ULP off on some values
   // (5e31 read back as 4.9999999999999994e31, found by tests/fuzz) and its full-precision path
   // reads out of bounds. Integers that fit int64 stay integers; others are doubles.
+  // A skipped number is converted too: one out of range fails the parse either way.
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     const char* end = s + n;
     if (std::none_of(s, end, [](char c) { return c == '.' || c == 'e' || c == 'E'; })) {
       int64_t i = 0;
       auto [p, ec] = std::from_chars(s, end, i);
-      if (ec == std::errc() && p == end) return Add(Value(i));
+      if (ec == std::errc() && p == end) return Skipped() || Add(Value(i));
     }
     double d = 0;
     auto [p, ec] = std::from_chars(s, end, d);
@@ -336,20 +343,32 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
       number_too_big_ = true;
       return false;
     }
-    return Add(Value(d));
+    return Skipped() || Add(Value(d));
   }
-  bool String(const char* s, rapidjson::SizeType n, bool) { return Add(Value(std::string(s, n))); }
-  bool StartObject() { return Open(true); }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    return Skipped() || Add(Value(std::string(s, n)));
+  }
+  bool StartObject() { return Start(true); }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    frames_.back().key.assign(s, n);
+    if (skip_depth_ > 0) return true;
+    Frame& f = frames_.back();
+    f.key.assign(s, n);
+    f.member_skip = f.skip != nullptr ? f.skip->Child(f.key) : nullptr;
     return true;
   }
-  bool EndObject(rapidjson::SizeType) { return Close(Value::Object(), &Value::members, members_); }
-  bool StartArray() { return Open(false); }
-  bool EndArray(rapidjson::SizeType) { return Close(Value::Array(), &Value::elements, elements_); }
+  bool EndObject(rapidjson::SizeType) {
+    return EndSkipped() || Close(Value::Object(), &Value::members, members_);
+  }
+  bool StartArray() { return Start(false); }
+  bool EndArray(rapidjson::SizeType) {
+    return EndSkipped() || Close(Value::Array(), &Value::elements, elements_);
+  }
 
-  explicit Builder(ParseScratch& scratch)
-      : frames_(scratch.frames), members_(scratch.members), elements_(scratch.elements) {
+  Builder(ParseScratch& scratch, const SkipPaths::Node* skip)
+      : frames_(scratch.frames),
+        members_(scratch.members),
+        elements_(scratch.elements),
+        root_skip_(skip) {
     // Enough for the open containers of a typical Kubernetes object: no regrowth while reading.
     frames_.reserve(16);
     members_.reserve(64);
@@ -357,7 +376,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   }
 
   Value TakeRoot() { return std::move(root_); }
-  bool too_deep() const { return frames_.size() >= kMaxDepth; }
+  bool too_deep() const { return too_deep_; }
   bool number_too_big() const { return number_too_big_; }
 
   // Clone, Write, == and the destructor recurse; this bound keeps them far from the stack limit
@@ -366,8 +385,41 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
 
  private:
   bool Open(bool object) {
-    if (frames_.size() >= kMaxDepth) return false;
-    frames_.push_back({object, object ? members_.size() : elements_.size(), {}});
+    if (frames_.size() >= kMaxDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    const SkipPaths::Node* skip = NextSkip();
+    frames_.push_back({object, object ? members_.size() : elements_.size(), {}, skip, nullptr});
+    return true;
+  }
+  // The skip node of the value about to be read (nullptr: nothing skipped at or below it).
+  const SkipPaths::Node* NextSkip() const {
+    if (frames_.empty()) return root_skip_;
+    const Frame& f = frames_.back();
+    if (f.object) return f.member_skip;
+    return f.skip != nullptr ? f.skip->Child("*") : nullptr;
+  }
+  // True (the event is consumed) inside a skipped value, or for a skipped scalar.
+  bool Skipped() const {
+    if (skip_depth_ > 0) return true;
+    const SkipPaths::Node* n = NextSkip();
+    return n != nullptr && n->skip;
+  }
+  // Opens a container, or enters (deeper into) a skipped one. Skipped containers count toward
+  // the depth limit, so a document fails the same with or without skips.
+  bool Start(bool object) {
+    if (!Skipped()) return Open(object);
+    if (frames_.size() + skip_depth_ >= kMaxDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    ++skip_depth_;
+    return true;
+  }
+  bool EndSkipped() {
+    if (skip_depth_ == 0) return false;
+    --skip_depth_;
     return true;
   }
   // Ends the innermost container: its items (members_ or elements_ from its start) move into
@@ -407,7 +459,10 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   std::vector<Frame>& frames_;
   Members& members_;
   Elements& elements_;
+  const SkipPaths::Node* root_skip_;
+  size_t skip_depth_ = 0;  // open containers inside a skipped value, itself included
   Value root_;
+  bool too_deep_ = false;
   bool number_too_big_ = false;
 };
 
@@ -626,9 +681,77 @@ constexpr size_t kSimdPadding = 16;
 
 }  // namespace
 
+const SkipPaths::Node* SkipPaths::Node::Child(std::string_view key) const {
+  auto it = children.find(key);
+  if (it == children.end()) it = children.find(std::string_view("*"));
+  return it == children.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+// Adds path[i...] below `node`. A "*" step applies to every member, so it is added to the
+// exact keys there too, and a new exact key starts as a copy of "*": Child then needs only one
+// lookup.
+void AddSkip(SkipPaths::Node& node, const std::vector<std::string>& path, size_t i) {
+  if (node.skip) return;  // already skipped whole
+  if (i == path.size()) {
+    node.skip = true;
+    node.children.clear();
+    return;
+  }
+  const std::string& key = path[i];
+  if (key == "*") {
+    for (auto& [k, child] : node.children) AddSkip(child, path, i + 1);
+    if (node.children.count(key) == 0) AddSkip(node.children[key], path, i + 1);
+    return;
+  }
+  auto it = node.children.find(key);
+  if (it == node.children.end()) {
+    SkipPaths::Node fresh;
+    if (auto star = node.children.find(std::string_view("*")); star != node.children.end()) {
+      fresh = star->second;
+    }
+    it = node.children.emplace(key, std::move(fresh)).first;
+  }
+  AddSkip(it->second, path, i + 1);
+}
+
+}  // namespace
+
+SkipPaths::SkipPaths(std::initializer_list<std::vector<std::string>> paths) {
+  for (const auto& p : paths) Add(p);
+}
+
+void SkipPaths::Add(const std::vector<std::string>& path) {
+  paths_.push_back(path);
+  AddSkip(root_, path, 0);
+}
+
+SkipPaths SkipPaths::Under(const std::vector<std::string>& prefix) const {
+  SkipPaths out;
+  for (const auto& p : paths_) {
+    std::vector<std::string> full = prefix;
+    full.insert(full.end(), p.begin(), p.end());
+    out.Add(full);
+  }
+  return out;
+}
+
+namespace {
+StatusOr<Value> ParseSkipping(std::string_view text, const SkipPaths::Node* skip);
+}  // namespace
+
+StatusOr<Value> Parse(std::string_view text) { return ParseSkipping(text, nullptr); }
+
+StatusOr<Value> Parse(std::string_view text, const SkipPaths& skip) {
+  return ParseSkipping(text, skip.root());
+}
+
+namespace {
+
 // Invalid UTF-8 in strings and unpaired \u surrogates read as U+FFFD (see GoReadableText); error
 // offsets past such a byte then count it as three.
-StatusOr<Value> Parse(std::string_view text) {
+StatusOr<Value> ParseSkipping(std::string_view text, const SkipPaths::Node* skip) {
   // RapidJSON reads a NUL-terminated copy in place: strings are unescaped where they are instead
   // of through its stack, and with RAPIDJSON_SSE2 strings and whitespace are scanned 16 bytes at
   // a time. An embedded NUL ends the text as it did for a bounded stream. The scanners' aligned
@@ -648,7 +771,7 @@ StatusOr<Value> Parse(std::string_view text) {
     buf.reserve(text.size() + kSimdPadding);
     buf.assign(text).append(kSimdPadding, '\0');
   }
-  Builder builder(scratch);
+  Builder builder(scratch, skip);
   rapidjson::Reader& reader = scratch.reader;
   rapidjson::InsituStringStream is(buf.data());
   // Numbers are converted by Builder::RawNumber (see there).
@@ -669,6 +792,8 @@ StatusOr<Value> Parse(std::string_view text) {
   }
   return builder.TakeRoot();
 }
+
+}  // namespace
 
 namespace {
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -119,8 +120,42 @@ class Value {
   };
 };
 
+// Parts of a document that Parse(text, skip) leaves out: for a reader that drops them anyway
+// (an informer's cache trimming), so they are never built. A path is keys from the root; "*"
+// stands for every member of an object and every element of an array. Skipped text is still
+// checked: a parse with SkipPaths fails exactly where one without would.
+//
+//   json::SkipPaths skip({{"metadata", "managedFields"}});
+//   json::SkipPaths in_list = skip.Under({"items", "*"});  // the same, for each item of a List
+class SkipPaths {
+ public:
+  struct Node {
+    bool skip = false;  // this value is left out
+    std::map<std::string, Node, std::less<>> children;
+    // The node of member `key` ("*" when no exact one), nullptr when nothing below is skipped.
+    const Node* Child(std::string_view key) const;
+  };
+
+  SkipPaths() = default;
+  SkipPaths(std::initializer_list<std::vector<std::string>> paths);
+  void Add(const std::vector<std::string>& path);
+  // Every path of this one, below `prefix`.
+  SkipPaths Under(const std::vector<std::string>& prefix) const;
+  bool empty() const { return paths_.empty(); }
+  const std::vector<std::vector<std::string>>& paths() const { return paths_; }
+  // nullptr when empty.
+  const Node* root() const { return paths_.empty() ? nullptr : &root_; }
+
+ private:
+  std::vector<std::vector<std::string>> paths_;
+  Node root_;
+};
+
 // Parses one JSON document. Errors name the byte offset: "invalid JSON at offset 12: ...".
 StatusOr<Value> Parse(std::string_view text);
+// The same without the parts `skip` names (absent from their objects and arrays, as if never
+// sent).
+StatusOr<Value> Parse(std::string_view text, const SkipPaths& skip);
 
 // Compact JSON, members in insertion order.
 std::string Write(const Value& v);

@@ -353,9 +353,10 @@ StatusOr<CurlClient::Response> CurlClient::Do(const Request& req) {
   }
 }
 
-StatusOr<json::Value> CurlClient::DoJson(const Request& req) {
+StatusOr<json::Value> CurlClient::DoJson(const Request& req, const json::SkipPaths* skip) {
   ASSIGN_OR_RETURN(Response resp, Do(req));
-  StatusOr<json::Value> v = json::Parse(resp.body);
+  StatusOr<json::Value> v =
+      skip != nullptr ? json::Parse(resp.body, *skip) : json::Parse(resp.body);
   if (!v.ok()) return v.status().WithContext("decoding response of " + req.method + " " + req.path);
   return v;
 }
@@ -384,7 +385,7 @@ StatusOr<json::Value> CurlClient::List(const GroupVersionResource& gvr, std::str
   q.Add("continue", o.continue_token);
   q.Add("resourceVersion", o.resource_version);
   q.Add("resourceVersionMatch", o.resource_version_match);
-  return DoJson({"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true});
+  return DoJson({"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true}, o.skip);
 }
 
 StatusOr<json::Value> CurlClient::Create(const GroupVersionResource& gvr, std::string_view ns,

@@ -138,7 +138,8 @@ class CurlClient final : public Client {
 
   // Sends with rate limiting and retries; a non-2xx final answer becomes the error Status.
   StatusOr<Response> Do(const Request& request);
-  StatusOr<json::Value> DoJson(const Request& request);
+  // `skip`: parts of the response document left out while decoding (json::SkipPaths).
+  StatusOr<json::Value> DoJson(const Request& request, const json::SkipPaths* skip = nullptr);
   // One attempt. Transport failures are returned as kUnavailable (with `*sent_maybe` telling
   // whether the server may have seen the request); HTTP answers of any code are OK.
   Status DoOnce(const Request& request, Response* response, bool* sent_maybe);

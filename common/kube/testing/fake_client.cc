@@ -183,6 +183,8 @@ StatusOr<json::Value> FakeClient::List(const GroupVersionResource& gvr, std::str
   list["metadata"].Set("resourceVersion", std::to_string(rv_));
   if (!next.empty()) list["metadata"].Set("continue", next);
   list.Set("items", std::move(items));
+  // Decoded as the real client does, leaving out what the caller skips.
+  if (options.skip != nullptr) return json::Parse(json::Write(list), *options.skip);
   return list;
 }
 
@@ -330,8 +332,8 @@ Status FakeClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
 
 void FakeClient::Serve(const GroupVersionResource& gvr, const std::string& kind) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string path = gvr.group.empty() ? "/api/" + gvr.version
-                                       : "/apis/" + gvr.group + "/" + gvr.version;
+  std::string path =
+      gvr.group.empty() ? "/api/" + gvr.version : "/apis/" + gvr.group + "/" + gvr.version;
   json::Value& list = discovery_[path];
   if (!list.IsObject()) {
     list = json::Value::Object();
