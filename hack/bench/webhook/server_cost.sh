@@ -13,7 +13,10 @@
 # difference of two runs (a few requests, then as many more `count`), divided by `count`, so the
 # server's start, the TLS handshake and the exit cancel out. Callgrind counts only inside the
 # connection's thread (httplib's process_and_close_socket), so timers elsewhere do not add noise.
-# Prints "<server> <path>: N instructions per request" and the system calls per request by name.
+# Prints "<server> <path>: N instructions per request, M in ConnServer::Answer" (common/http/
+# server.cc: a request's parsing, handler and response, encrypted and written; not in it: reading
+# and decrypting the request, and destroying it after the answer left, while the client reads)
+# and the system calls per request by name.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -101,14 +104,18 @@ base=20
 for path in "${paths[@]}"; do
   if [[ "$tool" == callgrind || "$tool" == both ]]; then
     totals=()
+    answers=()
     for n in "$base" $((base + count)); do
       out="$work/callgrind.out.$server.$path.$n"
       measure valgrind --tool=callgrind --callgrind-out-file="$out" \
         --toggle-collect='*process_and_close_socket*' -- "$n" "$path" "$(free_port)"
       totals+=("$(callgrind_annotate "$out" 2>/dev/null |
         awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')")
+      answers+=("$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
+        awk '/ConnServer::Answer\(/ && !done {gsub(",", "", $1); print $1; done = 1}')")
     done
-    echo "$server $path: $(((totals[1] - totals[0]) / count)) instructions per request ($count requests)"
+    echo "$server $path: $(((totals[1] - totals[0]) / count)) instructions per request," \
+      "$(((${answers[1]:-0} - ${answers[0]:-0}) / count)) in ConnServer::Answer ($count requests)"
     if ((top > 0)); then
       out="$work/callgrind.out.$server.$path.$((base + count))"
       callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -v '^--\|^$' |
