@@ -377,6 +377,27 @@ TEST_CASE("fast path: each request on a connection sees its own body") {
   }
 }
 
+// Requests sent back to back (pipelined) arrive in one read: each is answered in turn, whichever
+// path takes it, and none is taken for part of another.
+TEST_CASE("pipelined requests are answered in order") {
+  Server server({.address = "127.0.0.1:0"});
+  server.Post("/echo",
+              [](const Request& req, Response& res) { res.set_content(req.body, "text/plain"); });
+  REQUIRE(server.Start().ok());
+  RawConnection conn(server.port());
+  auto post = [](const std::string& target, const std::string& body) {
+    return "POST " + target + " HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\n\r\n" + body;
+  };
+  const std::string first = conn.RoundTrip(post("/echo", "one") + post("/echo?", "two!") +
+                                           post("/echo", "three") + post("/echo", ""));
+  CHECK(first.substr(first.size() - 3) == "one");
+  const std::string rest[] = {conn.RoundTrip(""), conn.RoundTrip(""), conn.RoundTrip("")};
+  CHECK(rest[0].substr(rest[0].size() - 4) == "two!");
+  CHECK(rest[1].substr(rest[1].size() - 5) == "three");
+  CHECK(rest[2].find("Content-Length: 0\r\n") != std::string::npos);
+}
+
 TEST_CASE("binding a port in use fails instead of sharing it") {
   Server first({.address = "127.0.0.1:0"});
   REQUIRE(first.Start().ok());
