@@ -688,15 +688,16 @@ class ConnServer final : public internal::ConnectionServer {
     }
     strm.Consume(head->size);
     connection_closed = connection_closed || head->connection_close;
-    // The rest of the Request as httplib's process_request sets it.
+    // The rest of the Request as httplib's process_request sets it (set_header, less its check for
+    // CR and LF, which addresses and numbers never hold).
     static const std::string kRemoteAddr = "REMOTE_ADDR", kRemotePort = "REMOTE_PORT",
                              kLocalAddr = "LOCAL_ADDR", kLocalPort = "LOCAL_PORT";
     strm.get_remote_ip_and_port(req.remote_addr, req.remote_port);
-    req.set_header(kRemoteAddr, req.remote_addr);
-    req.set_header(kRemotePort, std::to_string(req.remote_port));
+    req.headers.emplace(kRemoteAddr, req.remote_addr);
+    req.headers.emplace(kRemotePort, std::to_string(req.remote_port));
     strm.get_local_ip_and_port(req.local_addr, req.local_port);
-    req.set_header(kLocalAddr, req.local_addr);
-    req.set_header(kLocalPort, std::to_string(req.local_port));
+    req.headers.emplace(kLocalAddr, req.local_addr);
+    req.headers.emplace(kLocalPort, std::to_string(req.local_port));
     req.ssl = ssl;
     res.version = "HTTP/1.1";
     fast_.in_flight->fetch_add(1, std::memory_order_relaxed);
@@ -749,23 +750,24 @@ class ConnServer final : public internal::ConnectionServer {
     if (res.status >= 400 && fast_.error_body && res.body.empty()) {
       fast_.error_body(req, res);  // the error handler Server::Server sets on httplib
     }
+    // set_header's emplace, less its check for CR and LF: these names and values hold none.
     if (!res.body.empty()) {
-      res.set_header(kContentLength, std::to_string(res.body.size()));  // apply_ranges
+      res.headers.emplace(kContentLength, std::to_string(res.body.size()));  // apply_ranges
     }
     if (close_connection) {
-      res.set_header(kConnection, kClose);
+      res.headers.emplace(kConnection, kClose);
     } else {
-      res.set_header(kKeepAlive, keep_alive);
+      res.headers.emplace(kKeepAlive, keep_alive);
     }
     if (!res.body.empty() && !res.has_header(kContentType)) {
-      res.set_header(kContentType, kTextPlain);
+      res.headers.emplace(kContentType, kTextPlain);
     }
     if (res.body.empty() && !res.has_header(kContentLength)) {
-      res.set_header(kContentLength, kZero);
+      res.headers.emplace(kContentLength, kZero);
     }
     const bool head = req.method == "HEAD";
     if (head && !res.has_header(kAcceptRanges)) {
-      res.set_header(kAcceptRanges, kBytes);
+      res.headers.emplace(kAcceptRanges, kBytes);
     }
     std::string out;
     out.reserve(256 + (head ? 0 : res.body.size()));
