@@ -389,7 +389,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
       too_deep_ = true;
       return false;
     }
-    const SkipPaths::Node* skip = NextSkip();
+    const SkipPaths::Node* skip = root_skip_ != nullptr ? NextSkip() : nullptr;
     frames_.push_back({object, object ? members_.size() : elements_.size(), {}, skip, nullptr});
     return true;
   }
@@ -402,6 +402,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   }
   // True (the event is consumed) inside a skipped value, or for a skipped scalar.
   bool Skipped() const {
+    if (root_skip_ == nullptr) return false;  // a parse without SkipPaths: one test per event
     if (skip_depth_ > 0) return true;
     const SkipPaths::Node* n = NextSkip();
     return n != nullptr && n->skip;
