@@ -103,6 +103,24 @@ TEST_CASE("allowed: controller-runtime's response shape, uid echoed, request dec
   CHECK(f.last.old_object.IsNull());
 }
 
+TEST_CASE("the objects' managedFields are not decoded; malformed ones are still a 400") {
+  const std::string object =
+      R"({"metadata":{"name":"job","managedFields":[{"manager":"kubectl","fieldsV1":{"f:spec":{}}}],)"
+      R"("uid":"o"},"spec":{"x":1}})";
+  StatusOr<AdmissionRequest> req = DecodeAdmissionReview(
+      R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u",)"
+      R"("operation":"UPDATE","object":)" +
+      object + R"(,"oldObject":)" + object + "}}");
+  REQUIRE(req.ok());
+  for (const json::Value* o : {&req->object, &req->old_object}) {
+    CHECK(json::Write(*o) == R"({"metadata":{"name":"job","uid":"o"},"spec":{"x":1}})");
+  }
+  StatusOr<AdmissionRequest> bad = DecodeAdmissionReview(
+      R"({"request":{"uid":"u","object":{"metadata":{"managedFields":[1,]}}}})");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().rfind("couldn't decode the AdmissionReview: invalid JSON", 0) == 0);
+}
+
 TEST_CASE("denied: 403 Forbidden with the message, warnings kept; counted and HTTP 200") {
   Fixture f;
   f.behaviour = [](const AdmissionRequest&) {
