@@ -54,7 +54,7 @@ struct InformerOptions {
   // keeps would lose it; metadata.managedFields is added when strip_managed_fields is set.
   json::SkipPaths skip;
   std::chrono::milliseconds resync{0};  // 0 = no periodic resync
-  int64_t page_size = 500;
+  int64_t page_size = 0;                // items per list request; 0 = one request (see ListPages)
   flowcontrol::BackoffPolicy backoff = flowcontrol::BackoffPolicy::Reflector();
   std::chrono::seconds watch_timeout{0};            // 0 = random 5-10 min
   std::chrono::milliseconds watch_idle_timeout{0};  // 0 = see kube::WatchOptions
@@ -103,7 +103,7 @@ class Informer {
   // (InformerOptions), for objects that stand in for cached ones.
   void Prepare(json::Value& obj) const;
   std::string LastSyncResourceVersion() const;
-  // What lists leave out of each List document (InformerOptions::skip under every item).
+  // What lists leave out of each item (InformerOptions::skip, and managedFields when stripped).
   const json::SkipPaths& list_skip() const { return list_skip_; }
 
   // Counters for tests and debugging.
@@ -115,7 +115,7 @@ class Informer {
   void ResyncLoop(std::stop_token stop);
   Status ListAndWatch(std::stop_token stop);
   Status ListPages(std::stop_token stop);
-  void ApplyListPage(json::Value page, std::set<std::string>& seen);
+  void ApplyListItem(json::Value item, std::set<std::string>& seen);
   void FinishList(const std::set<std::string>& seen, const std::string& rv);
   bool ApplyEvent(kube::WatchEvent& e);
   void Notify(const json::Value* old, const json::Value& obj);
@@ -124,7 +124,7 @@ class Informer {
 
   kube::Client& client_;
   const InformerOptions options_;
-  // options_.skip (and managedFields when stripped) under each item of a List.
+  // options_.skip, and managedFields when stripped: what lists leave out of each item.
   const json::SkipPaths list_skip_;
   Store store_;
   flowcontrol::Backoff backoff_;

@@ -42,6 +42,14 @@ class Reader {
   // "continue"}, "items": [...]}). Use ListAll to follow `continue` tokens.
   virtual StatusOr<json::Value> List(const GroupVersionResource& gvr, std::string_view ns,
                                      const ListOptions& options) = 0;
+  // A list whose items are handed to `on_item` one by one rather than returned; returns the List
+  // without them ("items": [], metadata with resourceVersion and continue). A client that
+  // decodes the response as it arrives (CurlClient) never holds all items at once, so this
+  // suits unpaged lists of large collections. An error of `on_item` ends the list with it.
+  // This default lists, then hands over the items.
+  virtual StatusOr<json::Value> ListEach(const GroupVersionResource& gvr, std::string_view ns,
+                                         const ListOptions& options,
+                                         const std::function<Status(json::Value& item)>& on_item);
 };
 
 class Writer {

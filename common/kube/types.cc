@@ -100,6 +100,17 @@ StatusOr<json::Value> ListPages(Reader& reader, const GroupVersionResource& gvr,
 
 }  // namespace
 
+StatusOr<json::Value> Reader::ListEach(const GroupVersionResource& gvr, std::string_view ns,
+                                       const ListOptions& options,
+                                       const std::function<Status(json::Value& item)>& on_item) {
+  ASSIGN_OR_RETURN(json::Value list, List(gvr, ns, options));
+  if (json::Value* items = list.Find("items"); items != nullptr && items->IsArray()) {
+    for (json::Value& item : items->elements()) RETURN_IF_ERROR(on_item(item));
+  }
+  list.Set("items", json::Value::Array());
+  return list;
+}
+
 StatusOr<json::Value> ListAll(Reader& reader, const GroupVersionResource& gvr, std::string_view ns,
                               ListOptions options) {
   if (options.limit <= 0) options.limit = 500;

@@ -47,9 +47,9 @@ struct ListOptions {
   // "" = most recent (a quorum read); "0" = any version (served from the watch cache).
   std::string resource_version;
   std::string resource_version_match;  // "NotOlderThan" | "Exact" | ""
-  // Parts of the List document (paths from its root, e.g. {"items", "*", "metadata",
-  // "managedFields"}) the caller drops anyway: a client may leave them out while decoding, or
-  // not. Must outlive the call.
+  // Parts of each item (paths from the item's root, e.g. {"metadata", "managedFields"}) the
+  // caller drops anyway: a client may leave them out while decoding, or not. Must outlive the
+  // call.
   const json::SkipPaths* skip = nullptr;
 };
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/kube/api_error.h"
+#include "common/kube/list_decoder.h"
 #include "common/kube/meta.h"
 #include "common/kube/watch_decoder.h"
 
@@ -29,6 +30,30 @@ void GlobalInit() {
 size_t AppendBody(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
   return size * n;
+}
+
+// Body bytes of a request with a sink: a 2xx answer's go to the sink, others to the body (an
+// error Status object).
+struct SinkState {
+  CURL* curl;
+  const std::function<Status(std::string_view)>* sink;
+  std::string* body;
+  bool* sank;
+  Status* error;
+  long code = 0;
+};
+
+size_t ToSink(char* data, size_t size, size_t n, void* user) {
+  auto* st = static_cast<SinkState*>(user);
+  const size_t len = size * n;
+  if (st->code == 0) curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &st->code);
+  if (st->code < 200 || st->code >= 300) {
+    st->body->append(data, len);
+    return len;
+  }
+  *st->sank = true;
+  *st->error = (*st->sink)(std::string_view(data, len));
+  return st->error->ok() ? len : 0;  // 0 aborts the transfer
 }
 
 // Collects the Retry-After header of the final response (headers of interim responses are
@@ -273,9 +298,20 @@ Status CurlClient::DoOnce(const Request& req, Response* resp, bool* sent_maybe) 
   const auto timeout = req.kind == Kind::kList    ? options_.list_timeout
                        : req.kind == Kind::kWrite ? options_.write_timeout
                                                   : options_.read_timeout;
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp->body);
+  SinkState sink{curl, &req.sink, &resp->body, &resp->sank, &resp->sink_error};
+  if (req.sink) {
+    // A streamed answer may take long in all; what must not happen is a stall.
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 0L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+                     std::max(1L, static_cast<long>(timeout.count() / 1000)));
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &ToSink);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp->body);
+  }
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &resp->retry_after);
   char errbuf[CURL_ERROR_SIZE] = {0};
@@ -292,8 +328,11 @@ Status CurlClient::DoOnce(const Request& req, Response* resp, bool* sent_maybe) 
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, nullptr);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(-1));
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 0L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 0L);
   curl_slist_free_all(static_cast<curl_slist*>(headers));
   ReleaseHandle(curl);
+  if (!resp->sink_error.ok()) return resp->sink_error;
   if (rc != CURLE_OK) {
     *sent_maybe = !IsConnectFailure(rc);
     Status s = rc == CURLE_OPERATION_TIMEDOUT ? DeadlineExceededError("") : UnavailableError("");
@@ -319,6 +358,8 @@ StatusOr<CurlClient::Response> CurlClient::Do(const Request& req) {
     Response resp;
     bool sent_maybe = true;
     Status transport = DoOnce(req, &resp, &sent_maybe);
+    // The sink already took part of the answer: a retry would hand it over twice.
+    if (resp.sank && !transport.ok()) return transport;
     std::optional<SteadyClock::duration> retry_in;
     Status final_status;
     if (!transport.ok()) {
@@ -385,7 +426,30 @@ StatusOr<json::Value> CurlClient::List(const GroupVersionResource& gvr, std::str
   q.Add("continue", o.continue_token);
   q.Add("resourceVersion", o.resource_version);
   q.Add("resourceVersionMatch", o.resource_version_match);
-  return DoJson({"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true}, o.skip);
+  if (o.skip == nullptr) {
+    return DoJson({"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true});
+  }
+  const json::SkipPaths skip = o.skip->Under({"items", "*"});
+  return DoJson({"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true}, &skip);
+}
+
+StatusOr<json::Value> CurlClient::ListEach(
+    const GroupVersionResource& gvr, std::string_view ns, const ListOptions& o,
+    const std::function<Status(json::Value& item)>& on_item) {
+  Query q;
+  q.Add("labelSelector", o.label_selector);
+  q.Add("fieldSelector", o.field_selector);
+  if (o.limit > 0) q.Add("limit", std::to_string(o.limit));
+  q.Add("continue", o.continue_token);
+  q.Add("resourceVersion", o.resource_version);
+  q.Add("resourceVersionMatch", o.resource_version_match);
+  Request req{"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true};
+  ListDecoder decoder(o.skip);
+  req.sink = [&](std::string_view data) { return decoder.Feed(data, on_item); };
+  RETURN_IF_ERROR(Do(req).status());
+  StatusOr<json::Value> list = decoder.Finish();
+  if (!list.ok()) return list.status().WithContext("decoding response of GET " + req.path);
+  return list;
 }
 
 StatusOr<json::Value> CurlClient::Create(const GroupVersionResource& gvr, std::string_view ns,

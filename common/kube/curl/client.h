@@ -81,6 +81,10 @@ class CurlClient final : public Client {
                             std::string_view name) override;
   StatusOr<json::Value> List(const GroupVersionResource& gvr, std::string_view ns,
                              const ListOptions& options) override;
+  // Decodes the response as it arrives (ListDecoder): items are handed over one by one.
+  StatusOr<json::Value> ListEach(const GroupVersionResource& gvr, std::string_view ns,
+                                 const ListOptions& options,
+                                 const std::function<Status(json::Value& item)>& on_item) override;
   // Writer
   StatusOr<json::Value> Create(const GroupVersionResource& gvr, std::string_view ns,
                                const json::Value& obj, const CreateOptions& options = {}) override;
@@ -125,10 +129,15 @@ class CurlClient final : public Client {
     // True when repeating the request after an ambiguous failure (the server may have acted)
     // is harmless: reads, apply, delete, merge patches.
     bool idempotent = true;
+    // A 2xx answer's body goes here as it arrives instead of into Response::body; its error
+    // aborts the transfer. An attempt that delivered any byte here is not retried.
+    std::function<Status(std::string_view)> sink;
   };
   struct Response {
     long code = 0;
     std::string body;
+    bool sank = false;  // bytes went to Request::sink
+    Status sink_error;  // the sink's error, if it ended the transfer
     std::optional<double> retry_after;
   };
   struct Shared;  // libcurl share handle and its locks

@@ -184,7 +184,9 @@ StatusOr<json::Value> FakeClient::List(const GroupVersionResource& gvr, std::str
   if (!next.empty()) list["metadata"].Set("continue", next);
   list.Set("items", std::move(items));
   // Decoded as the real client does, leaving out what the caller skips.
-  if (options.skip != nullptr) return json::Parse(json::Write(list), *options.skip);
+  if (options.skip != nullptr) {
+    return json::Parse(json::Write(list), options.skip->Under({"items", "*"}));
+  }
   return list;
 }
 

@@ -431,3 +431,85 @@ TEST_CASE("the client-side limiter spaces requests when enabled", "[protocol]") 
 
 }  // namespace
 }  // namespace trainer::kube
+
+namespace trainer::kube {
+namespace {
+
+std::string ListBody(int n) {
+  std::string out = R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"9"},"items":[)";
+  for (int i = 0; i < n; ++i) {
+    out += std::string(i ? "," : "") + R"({"metadata":{"name":"cm-)" + std::to_string(i) +
+           R"(","managedFields":[{"manager":"m","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}})";
+  }
+  return out + "]}";
+}
+
+TEST_CASE("ListEach hands over the items of a list streamed in small chunks", "[protocol]") {
+  const std::string body = ListBody(50);
+  std::atomic<int> calls{0};
+  ScriptServer server([&](const ScriptServer::Request&, ScriptServer::Conn& c) {
+    if (calls++ == 0) {  // a 503 before any item is retried
+      c.Write(
+          ScriptServer::Response(503, ScriptServer::StatusBody(503, "ServiceUnavailable", "x")));
+      return;
+    }
+    c.Write(ScriptServer::ChunkedHead());
+    for (size_t i = 0; i < body.size(); i += 7) c.Chunk(std::string_view(body).substr(i, 7));
+    c.Chunk("");
+  });
+  auto client = NewClient(server);
+  const json::SkipPaths skip({{"metadata", "managedFields", "*", "fieldsV1"}});
+  std::vector<std::string> names;
+  auto list = client->ListEach(kConfigMaps, "", {.skip = &skip}, [&](json::Value& item) {
+    names.push_back(item["metadata"]["name"].AsString());
+    CHECK(json::Write(item["metadata"]["managedFields"]) == R"([{"manager":"m"}])");
+    return OkStatus();
+  });
+  REQUIRE(list.ok());
+  CHECK(calls == 2);
+  REQUIRE(names.size() == 50);
+  CHECK(names[49] == "cm-49");
+  CHECK(json::Write(*list) ==
+        R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"9"},"items":[]})");
+  // List decodes the same document whole, with the same skips.
+  auto whole = client->List(kConfigMaps, "", {.skip = &skip});
+  REQUIRE(whole.ok());
+  CHECK(json::Write((*whole)["items"].elements()[3]["metadata"]) ==
+        R"({"name":"cm-3","managedFields":[{"manager":"m"}]})");
+}
+
+TEST_CASE("ListEach: errors and a connection dropped mid-list are reported, not retried",
+          "[protocol]") {
+  std::atomic<int> calls{0};
+  ScriptServer server([&](const ScriptServer::Request& r, ScriptServer::Conn& c) {
+    ++calls;
+    if (r.Path().ends_with("/gone")) {
+      c.Write(ScriptServer::Response(410, ScriptServer::StatusBody(410, "Expired", "too old")));
+      return;
+    }
+    const std::string body = ListBody(10);
+    c.Write(ScriptServer::ChunkedHead());
+    c.Chunk(body.substr(0, body.size() / 2));
+    std::this_thread::sleep_for(50ms);
+    c.Close();
+  });
+  auto client = NewClient(server);
+  int items = 0;
+  auto count = [&](json::Value&) { return ++items, OkStatus(); };
+  auto dropped = client->ListEach(kConfigMaps, "", {}, count);
+  CHECK(dropped.status().code() == StatusCode::kUnavailable);
+  CHECK(calls == 1);
+  CHECK(items > 0);
+  CHECK(items < 10);
+  calls = 0;
+  auto gone = client->ListEach({"", "v1", "gone"}, "", {}, count);
+  CHECK(gone.status().code() == StatusCode::kGone);
+  CHECK(gone.status().message() == "too old");
+  // The handler's error ends the list with it.
+  auto stopped =
+      client->ListEach(kConfigMaps, "", {}, [](json::Value&) { return CancelledError("enough"); });
+  CHECK(stopped.status().message() == "enough");
+}
+
+}  // namespace
+}  // namespace trainer::kube
