@@ -417,8 +417,9 @@ StatusOr<json::Value> CurlClient::Get(const GroupVersionResource& gvr, std::stri
   return DoJson({"GET", ResourcePath(gvr, ns, name), "", "", Kind::kRead, true});
 }
 
-StatusOr<json::Value> CurlClient::List(const GroupVersionResource& gvr, std::string_view ns,
-                                       const ListOptions& o) {
+namespace {
+
+std::string ListQuery(const ListOptions& o) {
   Query q;
   q.Add("labelSelector", o.label_selector);
   q.Add("fieldSelector", o.field_selector);
@@ -426,24 +427,24 @@ StatusOr<json::Value> CurlClient::List(const GroupVersionResource& gvr, std::str
   q.Add("continue", o.continue_token);
   q.Add("resourceVersion", o.resource_version);
   q.Add("resourceVersionMatch", o.resource_version_match);
-  if (o.skip == nullptr) {
-    return DoJson({"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true});
-  }
+  return q.str();
+}
+
+}  // namespace
+
+StatusOr<json::Value> CurlClient::List(const GroupVersionResource& gvr, std::string_view ns,
+                                       const ListOptions& o) {
+  const std::string path = ResourcePath(gvr, ns) + ListQuery(o);
+  if (o.skip == nullptr) return DoJson({"GET", path, "", "", Kind::kList, true});
   const json::SkipPaths skip = o.skip->Under({"items", "*"});
-  return DoJson({"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true}, &skip);
+  return DoJson({"GET", path, "", "", Kind::kList, true}, &skip);
 }
 
 StatusOr<json::Value> CurlClient::ListEach(
     const GroupVersionResource& gvr, std::string_view ns, const ListOptions& o,
     const std::function<Status(json::Value& item)>& on_item) {
-  Query q;
-  q.Add("labelSelector", o.label_selector);
-  q.Add("fieldSelector", o.field_selector);
-  if (o.limit > 0) q.Add("limit", std::to_string(o.limit));
-  q.Add("continue", o.continue_token);
-  q.Add("resourceVersion", o.resource_version);
-  q.Add("resourceVersionMatch", o.resource_version_match);
-  Request req{"GET", ResourcePath(gvr, ns) + q.str(), "", "", Kind::kList, true};
+  const std::string path = ResourcePath(gvr, ns) + ListQuery(o);
+  Request req{"GET", path, "", "", Kind::kList, true};
   ListDecoder decoder(o.skip);
   req.sink = [&](std::string_view data) { return decoder.Feed(data, on_item); };
   RETURN_IF_ERROR(Do(req).status());
