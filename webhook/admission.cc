@@ -163,11 +163,16 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   if (body.empty()) {
     return InvalidArgumentError("request body is empty");
   }
-  // The apiserver sends the objects with metadata.managedFields, about a quarter of a TrainJob
-  // review's bytes, which no webhook reads (upstream's Go types decode it into ObjectMeta and
-  // never look at it): not built.
+  // What no webhook reads is not built: the objects' metadata.managedFields (about a quarter of
+  // a TrainJob review's bytes; upstream's Go types decode it into ObjectMeta and never look at
+  // it) and the request's members ReadRequest does not read. All of it is still checked as JSON.
   static const json::SkipPaths kUnread({{"request", "object", "metadata", "managedFields"},
-                                        {"request", "oldObject", "metadata", "managedFields"}});
+                                        {"request", "oldObject", "metadata", "managedFields"},
+                                        {"request", "options"},
+                                        {"request", "requestKind"},
+                                        {"request", "requestResource"},
+                                        {"request", "userInfo", "groups"},
+                                        {"request", "userInfo", "extra"}});
   StatusOr<json::Value> parsed = json::Parse(body, kUnread);
   if (!parsed.ok()) {
     return InvalidArgumentError("couldn't decode the AdmissionReview: " +

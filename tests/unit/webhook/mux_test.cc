@@ -103,15 +103,19 @@ TEST_CASE("allowed: controller-runtime's response shape, uid echoed, request dec
   CHECK(f.last.old_object.IsNull());
 }
 
-TEST_CASE("the objects' managedFields are not decoded; malformed ones are still a 400") {
+TEST_CASE("unread parts (managedFields, options, userInfo.groups) are not decoded; still checked") {
   const std::string object =
       R"({"metadata":{"name":"job","managedFields":[{"manager":"kubectl","fieldsV1":{"f:spec":{}}}],)"
       R"("uid":"o"},"spec":{"x":1}})";
   StatusOr<AdmissionRequest> req = DecodeAdmissionReview(
       R"({"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u",)"
-      R"("operation":"UPDATE","object":)" +
+      R"("operation":"UPDATE","requestKind":{"group":"g"},"requestResource":{"resource":"r"},)"
+      R"("userInfo":{"username":"alice","groups":["a"],"extra":{"k":["v"]}},)"
+      R"("options":{"kind":"UpdateOptions"},"object":)" +
       object + R"(,"oldObject":)" + object + "}}");
   REQUIRE(req.ok());
+  CHECK(req->username == "alice");
+  CHECK(req->operation == "UPDATE");
   for (const json::Value* o : {&req->object, &req->old_object}) {
     CHECK(json::Write(*o) == R"({"metadata":{"name":"job","uid":"o"},"spec":{"x":1}})");
   }
@@ -119,6 +123,9 @@ TEST_CASE("the objects' managedFields are not decoded; malformed ones are still 
       R"({"request":{"uid":"u","object":{"metadata":{"managedFields":[1,]}}}})");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().rfind("couldn't decode the AdmissionReview: invalid JSON", 0) == 0);
+  StatusOr<AdmissionRequest> bad_options =
+      DecodeAdmissionReview(R"({"request":{"uid":"u","options":{"dryRun":[}}})");
+  REQUIRE_FALSE(bad_options.ok());
 }
 
 TEST_CASE("denied: 403 Forbidden with the message, warnings kept; counted and HTTP 200") {
