@@ -1067,8 +1067,13 @@ Server::Server(ServerOptions options)
   // it ends idle connections (the logger runs after the response is written). Requests are
   // answered here when DispatchEarly can: httplib's routes are std::regex patterns, and matching
   // even ".*" was 13% of an admission request's instructions (callgrind, docs/benchmarks.md).
+  // httplib answers a request it cannot parse (400, 414) with the logger but without the
+  // pre-routing handler: only requests counted in are counted out. Both run on the connection's
+  // thread, one request after the other.
+  static thread_local bool counted = false;
   impl_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     in_flight_.fetch_add(1, std::memory_order_relaxed);
+    counted = true;
     return DispatchEarly(routes_->get, routes_->post, options_.max_body_bytes, req, res)
                ? httplib::Server::HandlerResponse::Handled
                : httplib::Server::HandlerResponse::Unhandled;
@@ -1079,6 +1084,7 @@ Server::Server(ServerOptions options)
                                                   .in_flight = &in_flight_,
                                                   .error_body = options_.error_body});
   impl_->set_logger([this](const httplib::Request&, const httplib::Response&) {
+    if (!std::exchange(counted, false)) return;
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
   });
   impl_->Get(".*", dispatch(routes_->get));
