@@ -10,7 +10,9 @@ size, body and decoded JSONPatch. Load-independent: what differs here is what th
 parses and applies per call.
 
 Usage: hack/bench/admission/answers.py [--upstream] [--null-variant NAME=ARGS ...]
-         [--bin build/bin] [--out FILE.json]
+         [--bin build/bin] [--out FILE.json] [--save-requests DIR]
+--save-requests writes the recorded reviews as DIR/apiserver-{mutate,validate}.json, the bodies
+hack/bench/webhook/server_cost.sh --apiserver sends (hack/bench/admission/testdata).
 """
 
 import argparse
@@ -110,6 +112,7 @@ def main():
     ap.add_argument("--null-variant", action="append", default=[], type=run.null_variant)
     ap.add_argument("--bin", default=os.path.join(run.ROOT, "build", "bin"))
     ap.add_argument("--out", default="")
+    ap.add_argument("--save-requests", default="")
     args = ap.parse_args()
     if args.upstream:
         args.upstream_bin = benchlib.upstream_binary(args.upstream_bin)
@@ -118,6 +121,12 @@ def main():
         with benchlib.TestBed(os.path.join(work, "testbed")) as bed:
             bed.api().create_namespace(NS)
             seen = record(bed, work)
+            if args.save_requests:
+                for path, _, body in seen:
+                    name = "mutate" if path.startswith("/mutate") else "validate"
+                    with open(os.path.join(args.save_requests, "apiserver-%s.json" % name),
+                              "wb") as f:
+                        f.write(body)
             servers = run.start_servers(args, bed, work)
             try:
                 for path, headers, body in seen:

@@ -44,12 +44,23 @@ def main():
     ap.add_argument("--body", required=True)
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--cafile")
+    ap.add_argument("--apiserver", action="store_true",
+                    help="send the request as the kube-apiserver does: PATH?timeout=10s, its "
+                         "User-Agent, Accept and Accept-Encoding: gzip headers")
     args = ap.parse_args()
     body = open(args.body, "rb").read()
-    request = (
-        f"POST {args.path} HTTP/1.1\r\nHost: 127.0.0.1:{args.port}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
+    if args.apiserver:
+        request = (
+            f"POST {args.path}?timeout=10s HTTP/1.1\r\nHost: 127.0.0.1:{args.port}\r\n"
+            f"User-Agent: kube-apiserver-admission\r\nContent-Length: {len(body)}\r\n"
+            "Accept: application/json, */*\r\nContent-Type: application/json\r\n"
+            "Accept-Encoding: gzip\r\n\r\n"
+        ).encode() + body
+    else:
+        request = (
+            f"POST {args.path} HTTP/1.1\r\nHost: 127.0.0.1:{args.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
     ctx = ssl.create_default_context(cafile=args.cafile)
     if not args.cafile:
         ctx.check_hostname = False

@@ -7,6 +7,7 @@
 #
 #   hack/bench/webhook/server_cost.sh [--bin build/bin] [--server webhook|null] [--count 2000]
 #                                     [--path validate|mutate] [--tool callgrind|strace|both]
+#                                     [--apiserver]
 #                                     [--top 25] [--keep DIR]
 # --server null measures trainer-bench-null-webhook (hack/bench/admission/null_webhook.cc), a
 # do-nothing handler on the same http::Server: the transport's share. Each measure is the
@@ -16,7 +17,10 @@
 # Prints "<server> <path>: N instructions per request, M in ConnServer::Answer" (common/http/
 # server.cc: a request's parsing, handler and response, encrypted and written; not in it: reading
 # and decrypting the request, and destroying it after the answer left, while the client reads)
-# and the system calls per request by name.
+# and the system calls per request by name. --apiserver sends what the kube-apiserver sends instead
+# of wrk's request: the AdmissionReviews it sent for the admission benchmark's TrainJob (recorded
+# by hack/bench/admission/answers.py into hack/bench/admission/testdata; managedFields, options,
+# userInfo.extra ...), at PATH?timeout=10s with its headers (Accept-Encoding: gzip).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -26,6 +30,7 @@ server=webhook
 count=2000
 paths=(validate mutate)
 tool=both
+apiserver=0
 top=0
 keep=""
 while [[ $# -gt 0 ]]; do
@@ -34,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --server) server="$2"; shift 2 ;;
     --count) count="$2"; shift 2 ;;
     --path) paths=("$2"); shift 2 ;;
+    --apiserver) apiserver=1; shift ;;
     --tool) tool="$2"; shift 2 ;;
     --top) top="$2"; shift 2 ;;
     --keep) keep="$2"; shift 2 ;;
@@ -89,9 +95,14 @@ measure() {
     sleep 0.1
   done
   ((ready)) || { cat "$work/server.log" >&2; exit 1; }
+  local body="$here/trainjob-create.json" as=()
+  if ((apiserver)); then
+    body="$root/hack/bench/admission/testdata/apiserver-$path.json"
+    as=(--apiserver)
+  fi
   python3 "$here/keepalive_client.py" --port "$port" --cafile "$work/ca.crt" \
-    --path "/$path-trainer-kubeflow-org-v1alpha1-trainjob" --body "$here/trainjob-create.json" \
-    --count "$requests"
+    --path "/$path-trainer-kubeflow-org-v1alpha1-trainjob" --body "$body" \
+    --count "$requests" "${as[@]}"
   # strace passes no signal on: stop the server itself, its child.
   local target="$pid"
   [[ "${wrapper[0]}" != strace ]] || target=$(pgrep -P "$pid" | head -1)
