@@ -70,6 +70,28 @@ InformerOptions Options() {
   return o;
 }
 
+TEST_CASE("informer lists in one request unless paging is asked for", "[informer]") {
+  FakeClient client;
+  for (int i = 0; i < 5; ++i) {
+    client.Seed(kube::kTrainJobs, Job("a", "j" + std::to_string(i), "torch"));
+  }
+  InformerOptions one = Options();
+  one.page_size = 0;
+  Informer whole(client, one);
+  whole.Start();
+  REQUIRE(whole.WaitForSync(5s));
+  CHECK(whole.store().size() == 5);
+  CHECK(client.Calls("list") == 1);
+  whole.Stop();
+  CHECK(InformerOptions().page_size == 0);
+  Informer paged(client, Options());  // 2 per page
+  paged.Start();
+  REQUIRE(paged.WaitForSync(5s));
+  CHECK(paged.store().size() == 5);
+  CHECK(client.Calls("list") == 1 + 3);
+  paged.Stop();
+}
+
 TEST_CASE("informer lists, then follows the watch into its cache and handlers", "[informer]") {
   FakeClient client;
   client.Seed(kube::kTrainJobs, Job("a", "j1", "torch"));
