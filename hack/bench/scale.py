@@ -148,15 +148,15 @@ def count_delta(before, after):
     return {k: v for k, v in sorted(d.items()) if v}
 
 
-def new_trainjob_seconds(bed, ns):
+def new_trainjob_seconds(bed, ns, name="after-restart"):
     """Seconds from just before `kubectl create` of one new TrainJob (its start-up included: an
     upper bound) until a watch opened beforehand reports its JobSet. The watch lists too, so a
     JobSet made before the watch was established is reported (late, never missed)."""
     tj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-          "metadata": {"name": "after-restart", "namespace": ns}, "spec": bench_spec()}
+          "metadata": {"name": name, "namespace": ns}, "spec": bench_spec()}
     watch = subprocess.Popen([bed.kubectl_bin, "--kubeconfig", bed.kubeconfig, "get",
                               "jobsets.jobset.x-k8s.io", "-n", ns, "--watch", "-o", "name",
-                              "--field-selector", "metadata.name=after-restart"],
+                              "--field-selector", "metadata.name=" + name],
                              stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(1)

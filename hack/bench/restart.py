@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""trainer-controller restarting with N converged TrainJobs, repeatable on one kept test bed:
+what hack/bench/scale.py measures once per size (step 3), here for several builds, alternated,
+without rebuilding the cluster each time (at 100,000 that takes ~15 minutes).
+
+  hack/bench/restart.py prepare --bed DIR --n 100000 [--bin build/bin] [--workers 5]
+      Starts a test bed in DIR and keeps it running (hack/testbed, no JobSet controller),
+      creates N TrainJobs of the torch-distributed runtime (2 nodes), runs the controller until
+      the apiserver holds N JobSets and it settled, and stops it.
+  hack/bench/restart.py measure --bed DIR --bin A [--bin B ...] [--rounds 2] [--out BASE]
+      Per round, each --bin in turn (the order reversed every other round): start the controller;
+      seconds until /readyz and its CPU seconds by then, with each test-bed process's; seconds
+      until a new TrainJob's JobSet is seen (from just before its create); RSS 2 s later; the
+      seconds until every TrainJob was reconciled again and the queue stayed empty for 3 s, with
+      RSS, peak RSS and CPU seconds then. Prints a table, writes BASE.{txt,json}.
+  hack/bench/restart.py down --bed DIR
+      Stops the test bed.
+
+Measure on an idle machine: readiness at this size is CPU-bound in the controller.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "hack", "bench"))
+import benchlib  # noqa: E402
+from benchlib import JOBSETS, log  # noqa: E402
+from scale import cpu_delta, new_trainjob_seconds  # noqa: E402
+
+NS = "bench"
+
+
+def prepare(args):
+    env = dict(os.environ, TESTBED_DIR=args.bed)
+    subprocess.run([os.path.join(ROOT, "hack/testbed/up.sh")], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    bed = benchlib.Bed(args.bed)
+    benchlib.install_trainer(bed)
+    bed.api().create_namespace(NS)
+    timeout = max(600, args.n // 10)
+    with benchlib.work_dir("bench-restart-") as work:
+        log("creating %d TrainJobs" % args.n)
+        benchlib.create_trainjobs(args.bin, bed, NS, args.n, work)
+        log("first wave")
+        c = benchlib.our_controller(os.path.join(args.bin, "trainer-controller"),
+                                    bed.kubeconfig, args.workers,
+                                    os.path.join(args.bed, "prepare-controller.log"))
+        try:
+            c.wait_ready(timeout)
+            benchlib.wait_count(bed.api(), JOBSETS % NS, args.n, c, timeout * 6)
+            benchlib.wait_settled(c, args.n, timeout)
+        finally:
+            c.stop()
+    with open(os.path.join(args.bed, "restart-bench.json"), "w") as f:
+        json.dump({"n": args.n}, f)
+    log("prepared %d converged TrainJobs in %s" % (args.n, args.bed))
+
+
+def measure_one(bed, bin_dir, workers, n, name, log_path):
+    r = {"bin": bin_dir}
+    timeout = max(600, n // 10)
+    cpu0 = bed.cpu_seconds()
+    c = benchlib.our_controller(os.path.join(bin_dir, "trainer-controller"), bed.kubeconfig,
+                                workers, log_path)
+    try:
+        r["ready_seconds"] = round(c.wait_ready(timeout), 2)
+        r["ready_cpu_seconds"] = c.usage()["cpu_seconds"]
+        r["ready_testbed_cpu_seconds"] = cpu_delta(cpu0, bed.cpu_seconds())
+        r["new_trainjob_seconds"] = round(new_trainjob_seconds(bed, NS, name), 3)
+        time.sleep(2)
+        r["rss_mb"] = c.usage()["rss_mb"]
+        r["settled_seconds"] = round(benchlib.wait_settled(c, n, timeout), 2)
+        u = c.usage()
+        r.update(settled_rss_mb=u["rss_mb"], peak_rss_mb=u["peak_rss_mb"],
+                 cpu_seconds=u["cpu_seconds"])
+    finally:
+        c.stop()
+    return r
+
+
+def measure(args):
+    with open(os.path.join(args.bed, "restart-bench.json")) as f:
+        state = json.load(f)
+    bed = benchlib.Bed(args.bed)
+    doc = benchlib.envelope("restart", args)
+    doc["n"] = state["n"]
+    results = []
+    for rnd in range(args.rounds):
+        bins = args.bin if rnd % 2 == 0 else list(reversed(args.bin))
+        for b in bins:
+            # Every measurement adds one TrainJob: the next restart has one more to reconcile.
+            n = state["n"] + len(results)
+            name = "after-restart-%d" % len(results)
+            log("round %d, %s (load average %.1f)" % (rnd, b, os.getloadavg()[0]))
+            r = measure_one(bed, b, args.workers, n, name,
+                            os.path.join(args.bed, "restart-%d.log" % len(results)))
+            r.update(round=rnd, n=n)
+            log(json.dumps(r))
+            results.append(r)
+    doc["results"] = results
+    lines = ["| bin | round | N | ready s | CPU s at ready | new TrainJob s | RSS MB | settled s "
+             "| settled RSS MB (peak) | CPU s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append("| %s | %d | %d | %.2f | %.2f | %.3f | %.1f | %.2f | %.1f (%.1f) | %.2f |" % (
+            r["bin"], r["round"], r["n"], r["ready_seconds"], r["ready_cpu_seconds"],
+            r["new_trainjob_seconds"], r["rss_mb"], r["settled_seconds"], r["settled_rss_mb"],
+            r["peak_rss_mb"], r["cpu_seconds"]))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    benchlib.write_results(doc, args.out or benchlib.default_out("restart"), text)
+
+
+def down(args):
+    subprocess.run([os.path.join(ROOT, "hack/testbed/down.sh")],
+                   env=dict(os.environ, TESTBED_DIR=args.bed), check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=("prepare", "measure", "down"))
+    ap.add_argument("--bed", required=True, help="the kept test bed's directory")
+    ap.add_argument("--n", type=int, default=100000)
+    ap.add_argument("--bin", action="append", default=[])
+    ap.add_argument("--workers", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    args.bed = os.path.abspath(args.bed)
+    args.bin = [os.path.abspath(b) for b in args.bin] or [os.path.join(ROOT, "build", "bin")]
+    if args.what == "prepare":
+        args.bin = args.bin[0]
+        prepare(args)
+    elif args.what == "measure":
+        measure(args)
+    else:
+        down(args)
+
+
+if __name__ == "__main__":
+    main()
