@@ -171,7 +171,9 @@ Status Informer::ListPages(std::stop_token stop) {
   kube::ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
-  lo.limit = options_.page_size;
+  // After a one-request list failed (it may have outlasted the apiserver's request timeout on
+  // a huge collection), the next attempt pages, as lists did before.
+  lo.limit = options_.page_size > 0 ? options_.page_size : (page_next_list_ ? kFallbackPage : 0);
   lo.skip = &list_skip_;
   std::set<std::string> seen;
   std::string rv;
@@ -195,7 +197,10 @@ Status Informer::ListPages(std::stop_token stop) {
       page = client_.ListEach(options_.gvr, options_.ns, lo, on_item);
     }
     if (stop.stop_requested()) return CancelledError("informer stopped");
-    if (!page.ok()) return page.status().WithContext("listing " + options_.gvr.ToString());
+    if (!page.ok()) {
+      if (lo.limit == 0 && !IsGone(page.status())) page_next_list_ = true;
+      return page.status().WithContext("listing " + options_.gvr.ToString());
+    }
     // Continue tokens pin the first page's snapshot: its version is the list's.
     if (rv.empty()) rv = std::string(kube::ResourceVersion(*page));
     const std::string next = ContinueToken(*page);
@@ -203,6 +208,7 @@ Status Informer::ListPages(std::stop_token stop) {
     lo.continue_token = next;
   }
   ++lists_;
+  page_next_list_ = false;
   FinishList(seen, rv);
   return OkStatus();
 }

@@ -137,6 +137,8 @@ class Informer {
   std::string last_rv_;
   Status last_error_;  // guarded by mu_
   std::atomic<bool> synced_{false};
+  static constexpr int64_t kFallbackPage = 500;
+  bool page_next_list_ = false;  // the last one-request list failed; watch thread only
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};
   std::jthread thread_;

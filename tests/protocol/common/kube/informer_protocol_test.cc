@@ -150,5 +150,46 @@ TEST_CASE("410 mid-stream relists and deletes what the list no longer has",
   CHECK(deleted == std::vector<std::string>{"ns/b"});
 }
 
+TEST_CASE("a failed one-request list is retried in pages, then lists are whole again",
+          "[protocol][informer]") {
+  std::mutex mu;
+  std::vector<std::string> limits;  // of each list request, "" when whole
+  ScriptServer server([&](const ScriptServer::Request& r, ScriptServer::Conn& c) {
+    if (r.Param("watch").empty()) {
+      size_t n;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        limits.push_back(r.Param("limit"));
+        n = limits.size();
+      }
+      if (n == 1) {  // the apiserver's request timeout cut a whole list short
+        const std::string body = List("10", {Obj("a", "1"), Obj("b", "2")});
+        c.Write(ScriptServer::ChunkedHead());
+        c.Chunk(body.substr(0, body.size() - 20));
+        c.Close();
+        return;
+      }
+      c.Write(ScriptServer::Response(200, List("10", {Obj("a", "1"), Obj("b", "2")})));
+      return;
+    }
+    c.Write(ScriptServer::ChunkedHead());
+    c.Chunk(R"({"type":"ERROR","object":)" +
+            ScriptServer::StatusBody(410, "Expired", "too old resource version: 10 (20)") + "}\n");
+    c.Chunk("");
+  });
+  auto client = NewClient(server);
+  Informer inf(*client, Options());
+  inf.Start();
+  REQUIRE(inf.WaitForSync(5s));
+  REQUIRE(Eventually([&] { return inf.lists() >= 2; }));
+  inf.Stop();
+  CHECK(inf.store().size() == 2);
+  std::lock_guard<std::mutex> lock(mu);
+  REQUIRE(limits.size() >= 3);
+  CHECK(limits[0] == "");
+  CHECK(limits[1] == "500");
+  CHECK(limits[2] == "");  // the paged list succeeded: whole again (the relist after the 410)
+}
+
 }  // namespace
 }  // namespace trainer::informer
