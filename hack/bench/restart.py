@@ -16,7 +16,8 @@ without rebuilding the cluster each time (at 100,000 that takes ~15 minutes).
   hack/bench/restart.py down --bed DIR
       Stops the test bed.
 
-Measure on an idle machine: readiness at this size is CPU-bound in the controller.
+Measure on an idle machine: readiness at this size costs the apiserver (serving the lists) and
+the controller (decoding them) CPU seconds on the same cores.
 """
 
 import argparse
@@ -84,7 +85,8 @@ def measure_one(bed, bin_dir, workers, n, name, log_path):
 
 
 def measure(args):
-    with open(os.path.join(args.bed, "restart-bench.json")) as f:
+    state_path = os.path.join(args.bed, "restart-bench.json")
+    with open(state_path) as f:
         state = json.load(f)
     bed = benchlib.Bed(args.bed)
     doc = benchlib.envelope("restart", args)
@@ -93,12 +95,17 @@ def measure(args):
     for rnd in range(args.rounds):
         bins = args.bin if rnd % 2 == 0 else list(reversed(args.bin))
         for b in bins:
-            # Every measurement adds one TrainJob: the next restart has one more to reconcile.
-            n = state["n"] + len(results)
-            name = "after-restart-%d" % len(results)
+            # Every measurement adds one TrainJob (kept in the bed's state across runs): the
+            # next restart has one more to reconcile.
+            added = state.get("added", 0)
+            n = state["n"] + added
+            name = "after-restart-%d" % added
             log("round %d, %s (load average %.1f)" % (rnd, b, os.getloadavg()[0]))
             r = measure_one(bed, b, args.workers, n, name,
-                            os.path.join(args.bed, "restart-%d.log" % len(results)))
+                            os.path.join(args.bed, "restart-%d.log" % added))
+            state["added"] = added + 1
+            with open(state_path, "w") as f:
+                json.dump(state, f)
             r.update(round=rnd, n=n)
             log(json.dumps(r))
             results.append(r)
