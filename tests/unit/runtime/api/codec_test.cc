@@ -174,8 +174,7 @@ TEST_CASE("a fully populated TrainJob round-trips") {
 
 TEST_CASE("a TrainJob built in code encodes only what is set") {
   TrainJob job;
-  job.metadata.name = "tj";
-  job.metadata.namespace_ = "ns";
+  job.metadata = {.name = "tj", .namespace_ = "ns"};
   job.spec.runtime_ref.name = "torch-distributed";
   REQUIRE_JSON_EQ(EncodeTrainJob(job), J(R"({
     "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
