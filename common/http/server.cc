@@ -494,6 +494,30 @@ class ConnStream final : public httplib::Stream {
   std::string body_buffer_;
 };
 
+// Reads a request body of `length` bytes into `body` (resized to it); false when the connection
+// closed or timed out first (the stream's deadlines).
+bool ReadBody(ConnStream& strm, size_t length, std::string& body) {
+  body.resize(length);
+  for (size_t got = 0; got < length;) {
+    ssize_t n = strm.read(body.data() + got, length - got);
+    if (n <= 0) {
+      return false;
+    }
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Runs the handler `table` has for the request's path, or answers 404.
+void RunRoute(const RouteTable& table, const httplib::Request& req, httplib::Response& res) {
+  const Handler* h = table.Find(req.path);
+  if (h == nullptr) {
+    res.status = 404;
+    return;
+  }
+  (*h)(req, res);
+}
+
 // httplib's HTTP server with our connection loop (httplib's SSLServer writes each response in
 // two records, see ConnStream, and its plain loop has no limit on a whole request's time): a TLS
 // handshake within the read timeout (with `certs`), then up to keep_alive_max_count requests,
@@ -719,23 +743,12 @@ class ConnServer final : public internal::ConnectionServer {
              httplib::Response& res) const {
     if (content_length > 0) {
       req.body.swap(strm.body_buffer());
-      req.body.resize(content_length);
-      for (size_t got = 0; got < content_length;) {
-        ssize_t n = strm.read(req.body.data() + got, content_length - got);
-        if (n <= 0) {  // closed or timed out (the stream's deadlines): the connection ends
-          res.status = 400;
-          return;
-        }
-        got += static_cast<size_t>(n);
+      if (!ReadBody(strm, content_length, req.body)) {
+        res.status = 400;  // the connection ends
+        return;
       }
     }
-    const RouteTable& table = req.method == "POST" ? *fast_.post : *fast_.get;
-    const Handler* h = table.Find(req.path);
-    if (h == nullptr) {
-      res.status = 404;
-      return;
-    }
-    (*h)(req, res);
+    RunRoute(req.method == "POST" ? *fast_.post : *fast_.get, req, res);
   }
 
   // httplib 0.11.4's write_response_core for what the fast path answers (a body in memory, no
@@ -1009,25 +1022,12 @@ bool DispatchEarly(const RouteTable& get, const RouteTable& post, size_t max_bod
   } else {
     return false;
   }
-  if (length > 0) {
-    // The Request is httplib's own, not const; only the handler's signature is.
-    std::string& body = const_cast<httplib::Request&>(req).body;
-    body.resize(length);
-    for (size_t got = 0; got < length;) {
-      ssize_t n = strm->read(body.data() + got, length - got);
-      if (n <= 0) {  // closed or timed out (the stream's deadlines): the connection ends
-        res.status = 400;
-        return true;
-      }
-      got += static_cast<size_t>(n);
-    }
-  }
-  const Handler* h = table->Find(req.path);
-  if (h == nullptr) {
-    res.status = 404;
+  // The Request is httplib's own, not const; only the handler's signature is.
+  if (length > 0 && !ReadBody(*strm, length, const_cast<httplib::Request&>(req).body)) {
+    res.status = 400;  // the connection ends
     return true;
   }
-  (*h)(req, res);
+  RunRoute(*table, req, res);
   return true;
 }
 
@@ -1055,22 +1055,17 @@ Server::Server(ServerOptions options)
   // One regex route per method ("match anything"), dispatched through our tables.
   auto dispatch = [](const RouteTable& table) {
     return [&table](const httplib::Request& req, httplib::Response& res) {
-      const Handler* h = table.Find(req.path);
-      if (h == nullptr) {
-        res.status = 404;
-        return;
-      }
-      (*h)(req, res);
+      RunRoute(table, req, res);
     };
   };
-  // Requests between "headers parsed" and "response written", so Stop() can drain them before
-  // it ends idle connections (the logger runs after the response is written). Requests are
-  // answered here when DispatchEarly can: httplib's routes are std::regex patterns, and matching
-  // even ".*" was 13% of an admission request's instructions (callgrind, docs/benchmarks.md).
   // httplib answers a request it cannot parse (400, 414) with the logger but without the
   // pre-routing handler: only requests counted in are counted out. Both run on the connection's
   // thread, one request after the other.
   static thread_local bool counted = false;
+  // Requests between "headers parsed" and "response written", so Stop() can drain them before
+  // it ends idle connections (the logger runs after the response is written). Requests are
+  // answered here when DispatchEarly can: httplib's routes are std::regex patterns, and matching
+  // even ".*" was 13% of an admission request's instructions (callgrind, docs/benchmarks.md).
   impl_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     in_flight_.fetch_add(1, std::memory_order_relaxed);
     counted = true;
