@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/encoding/base64.h"
+#include "common/http/server.h"
 
 namespace trainer::webhook {
 namespace {
@@ -194,6 +195,8 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
                                 std::string(json::DescribeType(*req)));
   }
   RETURN_IF_ERROR(ReadRequest(*req, out));
+  // The rest of the review (the objects are moved out) is freed once the answer is out.
+  http::DestroyAfterResponse(std::move(doc));
   return out;
 }
 

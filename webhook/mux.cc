@@ -130,6 +130,12 @@ HttpReply AdmissionMux::ServeEndpoint(const std::string& path, Endpoint& ep,
                                        {"message", resp.message}});
       }
       reply = {200, EncodeAdmissionReview(req->uid, resp, req->review_api_version)};
+      // Objects the handler only read (a runtime's) are freed once the answer is out too.
+      for (json::Value* object : {&req->object, &req->old_object}) {
+        if (!object->IsNull()) {
+          http::DestroyAfterResponse(std::move(*object));
+        }
+      }
     }
   }
   if (reply.status != 200 && reply.status != 500) {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/http/server.h"
 #include "common/json/patch.h"
 #include "runtime/api/codec.h"
 #include "runtime/api/defaults.h"
@@ -136,6 +137,45 @@ StatusOr<json::Value> TimesPatch(const api::TrainJob& job, const json::Value& re
   return ops;
 }
 
+// The documents of `job` and `old` (their decode moved them out of the request) are freed once
+// the answer is out; the rest of them (typed fields) here.
+void FreeAfterAnswer(api::TrainJob& job, StatusOr<std::optional<api::TrainJob>>& old) {
+  http::DestroyAfterResponse(std::move(job.raw));
+  if (old.ok() && old->has_value()) {
+    http::DestroyAfterResponse(std::move((*old)->raw));
+  }
+}
+
+// The defaulter's answer for a decoded `job` (`old`: its old object on UPDATE).
+AdmissionResponse Default(api::TrainJob& job, const api::TrainJob* old, const std::string& now) {
+  // podTemplateOverrides -> one runtimePatches entry (at `translated_index`).
+  std::vector<std::string> warnings;
+  StatusOr<std::optional<size_t>> translated_index = TranslateOverrides(job, warnings);
+  if (!translated_index.ok()) {
+    return AdmissionResponse::Denied(translated_index.status().message());
+  }
+
+  api::DefaultRuntimePatchTimes(job, old, now);
+
+  // Our only edits are to spec.runtimePatches: each received entry keeps every field it has
+  // (known or not) and gets its time; the translated entry is ours and written whole. The patch
+  // is the diff of that member alone (the rest of the document is untouched).
+  if (job.spec.runtime_patches.empty()) {
+    return AdmissionResponse::Allowed().WithWarnings(std::move(warnings));
+  }
+  const json::Value* spec = SpecOf(job.raw);
+  const json::Value* received = spec != nullptr ? spec->Find("runtimePatches") : nullptr;
+  StatusOr<json::Value> ops = OnlyTimesChanged(job, received, *translated_index)
+                                  ? TimesPatch(job, *received)
+                                  : json::CreateJsonPatchAt("/spec/runtimePatches", received,
+                                                            RuntimePatchesAfterDefaulting(
+                                                                job, received, *translated_index));
+  if (!ops.ok()) {
+    return AdmissionResponse::Errored(500, "creating the patch: " + ops.status().message());
+  }
+  return AdmissionResponse::Patched(std::move(ops).value()).WithWarnings(std::move(warnings));
+}
+
 }  // namespace
 
 AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
@@ -148,36 +188,10 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   }
   // Upstream unmarshals the old object inside Default(): its error is a denial.
   StatusOr<std::optional<api::TrainJob>> old = DecodeOld(req);
-  if (!old.ok()) {
-    return AdmissionResponse::Denied(old.status().message());
-  }
-
-  // podTemplateOverrides -> one runtimePatches entry (at `translated_index`).
-  std::vector<std::string> warnings;
-  StatusOr<std::optional<size_t>> translated_index = TranslateOverrides(*job, warnings);
-  if (!translated_index.ok()) {
-    return AdmissionResponse::Denied(translated_index.status().message());
-  }
-
-  api::DefaultRuntimePatchTimes(*job, old->has_value() ? &**old : nullptr, now_());
-
-  // Our only edits are to spec.runtimePatches: each received entry keeps every field it has
-  // (known or not) and gets its time; the translated entry is ours and written whole. The patch
-  // is the diff of that member alone (the rest of the document is untouched).
-  if (job->spec.runtime_patches.empty()) {
-    return AdmissionResponse::Allowed().WithWarnings(std::move(warnings));
-  }
-  const json::Value* spec = SpecOf(job->raw);
-  const json::Value* received = spec != nullptr ? spec->Find("runtimePatches") : nullptr;
-  StatusOr<json::Value> ops = OnlyTimesChanged(*job, received, *translated_index)
-                                  ? TimesPatch(*job, *received)
-                                  : json::CreateJsonPatchAt("/spec/runtimePatches", received,
-                                                            RuntimePatchesAfterDefaulting(
-                                                                *job, received, *translated_index));
-  if (!ops.ok()) {
-    return AdmissionResponse::Errored(500, "creating the patch: " + ops.status().message());
-  }
-  return AdmissionResponse::Patched(std::move(ops).value()).WithWarnings(std::move(warnings));
+  AdmissionResponse resp = old.ok() ? Default(*job, old->has_value() ? &**old : nullptr, now_())
+                                    : AdmissionResponse::Denied(old.status().message());
+  FreeAfterAnswer(*job, old);
+  return resp;
 }
 
 AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
@@ -193,17 +207,20 @@ AdmissionResponse TrainJobValidator::Consume(AdmissionRequest&& req) {
     return AdmissionResponse::Errored(400, job.status().message());
   }
   StatusOr<std::optional<api::TrainJob>> old = DecodeOld(req);
-  if (!old.ok()) {
-    return AdmissionResponse::Errored(400, old.status().message());
-  }
-  core::Runtime* runtime = runtimes_->ForTrainJob(*job);
+  AdmissionResponse resp = old.ok() ? Validate(*job, old->has_value() ? &**old : nullptr)
+                                    : AdmissionResponse::Errored(400, old.status().message());
+  FreeAfterAnswer(*job, old);
+  return resp;
+}
+
+AdmissionResponse TrainJobValidator::Validate(const api::TrainJob& job,
+                                              const api::TrainJob* old) const {
+  core::Runtime* runtime = runtimes_->ForTrainJob(job);
   if (runtime == nullptr) {
     return AdmissionResponse::Denied("unsupported runtime: " +
-                                     api::RuntimeRegistryKey(job->spec.runtime_ref));
+                                     api::RuntimeRegistryKey(job.spec.runtime_ref));
   }
-  field::ValidationResult result =
-      runtime->ValidateObjects(old->has_value() ? &**old : nullptr, *job);
-
+  field::ValidationResult result = runtime->ValidateObjects(old, job);
   if (!result.ok()) {
     return AdmissionResponse::Denied(result.ErrorMessage())
         .WithWarnings(std::move(result.warnings));

@@ -47,6 +47,8 @@ class TrainJobValidator final : public AdmissionHandler {
   AdmissionResponse Consume(AdmissionRequest&& request) override;
 
  private:
+  AdmissionResponse Validate(const api::TrainJob& job, const api::TrainJob* old) const;
+
   const core::Runtimes* runtimes_;
 };
 

@@ -29,6 +29,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include "common/status/status.h"
 
@@ -79,6 +81,41 @@ struct ServerOptions {
   // large, ...), to write a body in the server's own format. Optional.
   Handler error_body;
 };
+
+namespace internal {
+// A value DestroyAfterResponse keeps, destroyed with its holder.
+struct Leftover {
+  virtual ~Leftover() = default;
+};
+template <typename T>
+struct HeldLeftover final : Leftover {
+  explicit HeldLeftover(T&& v) : value(std::move(v)) {}
+  T value;
+};
+// Whether this thread is answering a request of a Server (its connection loop).
+bool Answering();
+// Keeps `leftover` until the response to this thread's request has been written.
+void KeepUntilAnswered(std::unique_ptr<Leftover> leftover);
+}  // namespace internal
+
+// Destroys `value` after the response to the request this thread is handling has been written
+// (and before the connection's next request is read); at once when this thread is not answering a
+// Server's request (a handler called directly, as in unit tests). For handlers whose request
+// leaves a large tree behind: freeing a parsed document costs about half as much as parsing it,
+// and the client need not wait for it. The value is moved from either way, into a holder of its
+// own: pass what is cheap to move and small (a json::Value, a unique_ptr), not a large struct (a
+// large holder freed last makes glibc consolidate the freed chunks: slower mallocs after).
+//
+//   http::DestroyAfterResponse(std::move(document));
+template <typename T>
+void DestroyAfterResponse(T&& value) {
+  static_assert(!std::is_lvalue_reference_v<T>, "pass an rvalue: the value is taken");
+  if (internal::Answering()) {
+    internal::KeepUntilAnswered(std::make_unique<internal::HeldLeftover<T>>(std::move(value)));
+  } else {
+    T discard(std::move(value));
+  }
+}
 
 inline constexpr size_t kMaxThreads = 512;
 inline constexpr size_t kMaxConnectionThreads = 4096;

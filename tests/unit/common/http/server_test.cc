@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/http/cert_watcher.h"
@@ -401,6 +402,65 @@ TEST_CASE("pipelined requests are answered in order") {
   CHECK(rest[0].substr(rest[0].size() - 4) == "two!");
   CHECK(rest[1].substr(rest[1].size() - 5) == "three");
   CHECK(rest[2].find("Content-Length: 0\r\n") != std::string::npos);
+}
+
+// What a handler leaves to DestroyAfterResponse is destroyed once its response is written: the
+// probe's destructor waits (up to 5 s) for the client to say it has the response, and records
+// whether it did. Before the connection's next request, on our path and on httplib's alike.
+struct AnswerProbe {
+  std::atomic<bool>* answered;
+  std::atomic<int>* destroyed_after_answer;
+  std::atomic<int>* destroyed;
+  bool armed = true;
+  AnswerProbe(std::atomic<bool>* a, std::atomic<int>* after, std::atomic<int>* d)
+      : answered(a), destroyed_after_answer(after), destroyed(d) {}
+  AnswerProbe(AnswerProbe&& o) noexcept
+      : answered(o.answered),
+        destroyed_after_answer(o.destroyed_after_answer),
+        destroyed(o.destroyed),
+        armed(std::exchange(o.armed, false)) {}
+  ~AnswerProbe() {
+    if (!armed) return;
+    if (WaitFor([&] { return answered->load(); }, 5s)) {
+      ++*destroyed_after_answer;
+    }
+    ++*destroyed;
+  }
+};
+
+TEST_CASE("DestroyAfterResponse destroys after the response is written, before the next request") {
+  std::atomic<bool> answered{false};
+  std::atomic<int> after{0}, destroyed{0};
+  Server server({.address = "127.0.0.1:0"});
+  server.Post("/defer", [&](const Request& req, Response& res) {
+    // The previous request's leftovers are gone before this one is handled.
+    res.set_content(req.body + ":" + std::to_string(destroyed.load()), "text/plain");
+    DestroyAfterResponse(AnswerProbe(&answered, &after, &destroyed));
+  });
+  REQUIRE(server.Start().ok());
+  RawConnection conn(server.port());
+  // "/defer?" takes httplib's path, the rest ours.
+  int n = 0;
+  for (const std::string target : {"/defer", "/defer?", "/defer"}) {
+    INFO(target);
+    answered = false;
+    const std::string r =
+        conn.RoundTrip("POST " + target + " HTTP/1.1\r\nContent-Length: 1\r\n\r\nx");
+    CHECK(r.substr(r.size() - 3) == "x:" + std::to_string(n));
+    answered = true;
+    ++n;
+    CHECK(WaitFor([&] { return destroyed.load() == n; }));
+    CHECK(after.load() == n);
+  }
+}
+
+TEST_CASE("DestroyAfterResponse outside a server's request destroys at once") {
+  std::atomic<bool> answered{true};
+  std::atomic<int> after{0}, destroyed{0};
+  AnswerProbe probe(&answered, &after, &destroyed);
+  DestroyAfterResponse(std::move(probe));
+  CHECK(destroyed.load() == 1);
+  CHECK_FALSE(probe.armed);
 }
 
 TEST_CASE("binding a port in use fails instead of sharing it") {
