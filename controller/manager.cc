@@ -418,7 +418,14 @@ void ManagerImpl::WireRuntimeEvents() {
     };
     inf->AddEventHandler(
         {.on_add = on_change,
-         .on_update = [on_change](const json::Value&, const json::Value& o) { on_change(o); },
+         .on_update =
+             [on_change, pool](const json::Value& old_obj, const json::Value& o) {
+               if (RuntimeChangeReachesTrainJobs(old_obj, o)) {
+                 on_change(o);
+               } else {
+                 pool->Add(kube::ObjectKeyOf(o));  // its finalizer is the runtime controller's
+               }
+             },
          .on_delete = [](const json::Value&) {}});
   };
   handlers(trs_, tr_pool_.get(), framework::kTrainJobRuntimeRefKey);

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/json/json.h"
 #include "common/kube/client.h"
 #include "controller/reconcile.h"
 #include "runtime/framework/reader.h"
@@ -25,6 +26,11 @@ namespace trainer::controller {
 
 inline constexpr char kTrainingRuntimeControllerName[] = "trainingruntime_controller";
 inline constexpr char kClusterTrainingRuntimeControllerName[] = "clustertrainingruntime_controller";
+
+// Whether a runtime's update can change what its TrainJobs get: false when only its bookkeeping
+// moved (resourceVersion, managedFields, finalizers: the in-use finalizer above, or a relist
+// that found it unchanged), so TrainJobs still waiting for a snapshot are not confirmed again.
+bool RuntimeChangeReachesTrainJobs(const json::Value& before, const json::Value& after);
 
 class RuntimeReconciler {
  public:

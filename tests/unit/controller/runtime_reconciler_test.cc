@@ -106,5 +106,37 @@ TEST_CASE("a conflicting write is an error to retry; a runtime gone is done") {
   CHECK(r.Reconcile("team", "missing").error.ok());
 }
 
+TEST_CASE("only a runtime's own bookkeeping changed: nothing for its TrainJobs") {
+  json::Value before = Runtime("TrainingRuntime", "team", {});
+  before["metadata"].Set("resourceVersion", "1");
+  before["spec"]["mlPolicy"].Set("numNodes", 1);
+  auto after = [&] { return before.Clone(); };
+
+  json::Value same = after();
+  CHECK_FALSE(RuntimeChangeReachesTrainJobs(before, same));  // a relist that found it unchanged
+  json::Value finalized = after();
+  finalized["metadata"].Set("resourceVersion", "2");
+  finalized["metadata"].Set("finalizers",
+                            json::Value::StringArray({api::kFinalizerResourceInUse}));
+  finalized["metadata"]["managedFields"] = json::Value::Array();
+  CHECK_FALSE(RuntimeChangeReachesTrainJobs(before, finalized));
+
+  json::Value spec = after();
+  spec["spec"]["mlPolicy"].Set("numNodes", 2);
+  CHECK(RuntimeChangeReachesTrainJobs(before, spec));
+  json::Value added = after();
+  added["spec"].Set("podGroupPolicy", json::Value::Object());
+  CHECK(RuntimeChangeReachesTrainJobs(before, added));
+  json::Value removed = after();
+  removed.Erase("spec");
+  CHECK(RuntimeChangeReachesTrainJobs(before, removed));
+  json::Value labeled = after();
+  labeled["metadata"]["labels"].Set("team", "a");
+  CHECK(RuntimeChangeReachesTrainJobs(before, labeled));
+  json::Value deleting = after();
+  deleting["metadata"].Set("deletionTimestamp", "2026-11-28T00:00:00Z");
+  CHECK(RuntimeChangeReachesTrainJobs(before, deleting));
+}
+
 }  // namespace
 }  // namespace trainer::controller
