@@ -3,16 +3,22 @@
 Kubeflow Trainer v2.3.0's manager at 1k and 10k, against bare-client floors, each size on fresh
 test beds (hack/testbed, no JobSet controller, so nothing changes a JobSet's status).
 
-Units of work, each on a test bed of its own and written to RESULTS/<unit>.json as it finishes;
+Units of work, each on a test bed of its own and written to RESULTS/<unit>.json as it finishes (a
+controller's log to RESULTS/<unit>.log);
 a rerun skips the units already there (resumable; --force redoes them):
 
-  floor-<kind>-N-{before,after} for each kind of --floors (writes, watched, ordered, jobsets)
+  floor-<kind>-N-{before,after} for each kind of --floors (owned, writes, watched, ordered,
+  jobsets)
       trainer-bench-apply (W workers, the controller's libcurl client) server-side applies what
-      trainer-render builds for one TrainJob (ownerReferences removed, the applied-hash
-      annotation added), N times:
-        writes   the controller's own writes, the runtime snapshot ConfigMap and the JobSet of
-                 each TrainJob, the two of one TrainJob sent at once: 2 objects per TrainJob.
+      trainer-render builds for one TrainJob (the applied-hash annotation added), N times:
+        owned    the controller's own writes on the controller's starting cluster: the N
+                 TrainJobs are created first (as for ours-N), then for each the runtime snapshot
+                 ConfigMap and the JobSet, owned by it (ownerReferences with its uid, as the
+                 controller writes them: the garbage collector tracks every owned object), the
+                 two of one TrainJob sent at once: 2 objects per TrainJob.
                  The 1.2x goal is judged against this floor.
+        writes   the same two objects per TrainJob without ownerReferences, on an empty cluster
+                 (no TrainJobs): the floor of rounds 1-3, kept for comparison.
         watched  the same writes while one client watches JobSets and ConfigMaps in all
                  namespaces, as the controller's informers do, and reads every event: what
                  serving a controller's watches adds to the apiserver's work, without a
@@ -27,9 +33,14 @@ a rerun skips the units already there (resumable; --force redoes them):
       (apiserver_counts).
       Each floor is measured before and after the controllers of its size, in mirrored order,
       and the two are averaged: the machine's speed drifts, and bracketing evens that out.
+      Before any unit's timed part, the kube-controller-manager must be watching TrainJobs,
+      JobSets and ConfigMaps (its garbage collector and quota monitors find a new CRD by
+      discovery, every 30 s) and have gone quiet, so that its first list of the TrainJobs never
+      falls inside one unit's window and outside another's.
   ours-N, upstream-N
       1. N TrainJobs of the torch-distributed runtime (2 nodes) are created (16 workers) while
-         no controller runs, so it finds them all at once.
+         no controller runs, so it finds them all at once; then the wait for the
+         kube-controller-manager above.
       2. The controller starts. Measured: seconds from process start (first lists included)
          until the apiserver holds N JobSets (a list with limit=1 counts them, polled less
          often while far from the end); CPU seconds (utime+stime), its own and each test-bed
@@ -54,7 +65,7 @@ etcd then holds ~1.4 GB). Run the sizes apart with --sizes, and add upstream's w
 --upstream-sizes: the results directory collects them.
 
 Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10000]
-         [--floors writes,watched,ordered,jobsets] [--workers 5] [--results DIR] [--force]
+         [--floors owned,writes,watched,ordered,jobsets] [--workers 5] [--results DIR] [--force]
          [--bin build/bin] [--upstream-bin PATH] [--upstream-qps Q --upstream-burst B]
 --sizes "" or --upstream-sizes "" skips that side; --floors "" skips the floors.
 """
@@ -62,7 +73,9 @@ Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -73,11 +86,12 @@ import benchlib  # noqa: E402
 from benchlib import JOBSETS, bench_apply, bench_spec, log, metric, metric_sum, sh  # noqa: E402
 
 
-def render_objects(bin_dir, work):
+def render_objects(bin_dir, work, owned):
     """The controller's writes for one TrainJob as trainer-bench-apply templates: the runtime
-    snapshot ConfigMap and the JobSet trainer-render builds, ownerReferences removed (no TrainJob
-    owns them), an applied-hash annotation of the controller's size added, and the TrainJob's name
-    replaced by "{name}" (bench_apply.cc). Returns {"configmap": path, "jobset": path}."""
+    snapshot ConfigMap and the JobSet trainer-render builds, an applied-hash annotation of the
+    controller's size added, and the TrainJob's name replaced by "{name}" (bench_apply.cc), also
+    in the ownerReferences when OWNED (the uid is set per TrainJob by --owners), which are removed
+    otherwise. Returns {"configmap": path, "jobset": path}."""
     tj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
           "metadata": {"name": "bench", "namespace": "default"}, "spec": bench_spec()}
     with open(os.path.join(work, "tj.json"), "w") as f:
@@ -89,7 +103,11 @@ def render_objects(bin_dir, work):
     for kind in ("ConfigMap", "JobSet"):
         obj = [o for o in items if o["kind"] == kind][0]
         meta = obj["metadata"]
-        meta.pop("ownerReferences", None)
+        if owned:
+            for ref in meta["ownerReferences"]:
+                ref["name"] = "{name}" if ref["kind"] == "TrainJob" else ref["name"]
+        else:
+            meta.pop("ownerReferences", None)
         meta.setdefault("annotations", {})["trainer.kubeflow.org/applied-hash"] = "0" * 16
         meta["name"] = meta["name"].replace("bench", "{name}", 1)
         path = os.path.join(work, "%s.json" % kind.lower())
@@ -99,22 +117,29 @@ def render_objects(bin_dir, work):
     return paths
 
 
+FLOOR_KINDS = ("owned", "writes", "watched", "ordered", "jobsets")
+
 # What a controller's informers watch of the floor's writes (all namespaces, as ours does).
 WATCHED = ("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "/api/v1/configmaps")
 
 
 def run_floor(args, work, kind, n):
-    templates = render_objects(args.bin, work)
+    templates = render_objects(args.bin, work, owned=kind == "owned")
     files = [templates["jobset"]] if kind == "jobsets" else [templates["configmap"],
                                                               templates["jobset"]]
+    flags = ["--in-order"] if kind == "ordered" else []
     with benchlib.TestBed(os.path.join(work, "testbed")) as bed:
         bed.api().create_namespace("floor")
+        if kind == "owned":
+            log("floor-owned-%d: creating %d TrainJobs" % (n, n))
+            benchlib.create_trainjobs(args.bin, bed, "floor", n, work)
+            flags += ["--owners", trainjob_uids(bed, "floor", work)]
+        wait_gc_watching(bed)
         watches = benchlib.Watches(bed, WATCHED if kind == "watched" else ())
         with watches:
             cpu0, client0 = bed.cpu_seconds(), children_cpu_seconds()
             req0 = bed.apiserver_counts()
-            r = bench_apply(args.bin, bed, files, "floor", n, args.workers,
-                            *(["--in-order"] if kind == "ordered" else []))
+            r = bench_apply(args.bin, bed, files, "floor", n, args.workers, *flags)
             cpu = cpu_delta(cpu0, bed.cpu_seconds())
             cpu["trainer-bench-apply"] = round(children_cpu_seconds() - client0, 2)
             requests = count_delta(req0, bed.apiserver_counts())
@@ -129,6 +154,44 @@ def run_floor(args, work, kind, n):
     if kind == "watched":
         out.update(watch_events=watches.events(), watch_mb=round(watches.bytes() / 1e6, 1))
     return out
+
+
+def trainjob_uids(bed, ns, work):
+    """A trainer-bench-apply --owners file: "<name> <uid>" of every TrainJob in NS."""
+    path = os.path.join(work, "owners.txt")
+    text = bed.kubectl("get", "trainjobs.trainer.kubeflow.org", "-n", ns, "-o",
+                       "jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{\"\\n\"}{end}")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+# What the kube-controller-manager's garbage collector and quota monitors watch of ours.
+GC_WATCHED = ("trainjobs", "jobsets", "configmaps")
+
+
+def wait_gc_watching(bed, quiet_cpu=0.1, timeout=120):
+    """Waits until the kube-controller-manager watches GC_WATCHED (open WATCH requests while no
+    controller runs are its own) and then spends under QUIET_CPU CPU seconds in a second."""
+    def watching():
+        text = bed.kubectl("get", "--raw", "/metrics")
+        open_ = set()
+        for m in re.finditer(r'^apiserver_longrunning_requests\{([^}]*)\} ([0-9.e+-]+)$', text,
+                             re.M):
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+            if labels.get("verb") == "WATCH" and float(m.group(2)) > 0:
+                open_.add(labels.get("resource"))
+        return all(r in open_ for r in GC_WATCHED)
+    t = time.time()
+    benchlib.wait_for(watching, timeout,
+                      "kube-controller-manager to watch %s" % ", ".join(GC_WATCHED), every=1)
+
+    def quiet():
+        before = bed.cpu_seconds().get("kube-controller-manager", 0.0)
+        time.sleep(1)
+        return bed.cpu_seconds().get("kube-controller-manager", 0.0) - before < quiet_cpu
+    benchlib.wait_for(quiet, timeout, "kube-controller-manager to go quiet")
+    log("kube-controller-manager watching and quiet after %.1f s" % (time.time() - t))
 
 
 def children_cpu_seconds():
@@ -180,6 +243,7 @@ def run_controller(args, work, impl, n):
         api.create_namespace(ns)
         log("%s-%d: creating %d TrainJobs" % (impl, n, n))
         r["create_seconds"] = round(benchlib.create_trainjobs(args.bin, bed, ns, n, work), 2)
+        wait_gc_watching(bed)
 
         log("%s-%d: first wave" % (impl, n))
         log_path = os.path.join(work, "%s-%d.log" % (impl, n))
@@ -267,7 +331,7 @@ def combine(args, results_dir):
             continue
         r = dict(u["result"], date=u["date"], commit=u["commit"],
                  load_average_start=u["load_average_start"])
-        for kind in ("writes", "watched", "ordered", "jobsets"):
+        for kind in FLOOR_KINDS:
             runs = floors.get((kind, r["n"]), [])
             if runs and r.get("seconds"):
                 mean = sum(runs) / len(runs)
@@ -284,14 +348,16 @@ def combine(args, results_dir):
 def table(rows):
     def f(v, fmt="%.2f"):
         return fmt % v if isinstance(v, (int, float)) else "–"
-    lines = ["| impl | N | seconds | floor: writes s | **ratio** | floor: writes, watched s | "
+    lines = ["| impl | N | seconds | floor: owned writes s | **ratio** | floor: writes s | "
+             "ratio | floor: writes, watched s | "
              "ratio | floor: writes in order s | ratio | floor: JobSets s | ratio | CPU s | "
              "peak RSS MB | settled RSS MB | restart: ready s | new TrainJob s | "
              "RSS after restart MB (peak) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        cells = [r["impl"], str(r["n"]), f(r.get("seconds")), f(r.get("floor_writes_seconds")),
-                 "**%s**" % f(r.get("ratio_writes")), f(r.get("floor_watched_seconds")),
+        cells = [r["impl"], str(r["n"]), f(r.get("seconds")), f(r.get("floor_owned_seconds")),
+                 "**%s**" % f(r.get("ratio_owned")), f(r.get("floor_writes_seconds")),
+                 f(r.get("ratio_writes")), f(r.get("floor_watched_seconds")),
                  f(r.get("ratio_watched")), f(r.get("floor_ordered_seconds")),
                  f(r.get("ratio_ordered")), f(r.get("floor_jobsets_seconds")),
                  f(r.get("ratio_jobsets")), f(r.get("cpu_seconds")),
@@ -308,7 +374,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--upstream-sizes", default="1000,10000")
-    ap.add_argument("--floors", default="writes,jobsets")
+    ap.add_argument("--floors", default="owned,writes")
     ap.add_argument("--workers", type=int, default=5)
     ap.add_argument("--results", default=os.path.join(ROOT, ".local", "bench", "scale"))
     ap.add_argument("--force", action="store_true", help="redo units already in --results")
@@ -332,6 +398,9 @@ def main():
         with benchlib.work_dir("bench-scale-") as work:
             doc["result"] = (run_floor(args, work, which, n) if what == "floor"
                              else run_controller(args, work, which, n))
+            controller_log = os.path.join(work, "%s-%d.log" % (which, n))
+            if os.path.exists(controller_log):  # kept next to the result, for what it did
+                shutil.copyfile(controller_log, path[:-len(".json")] + ".log")
         doc["wall_seconds"] = round(time.time() - t, 1)
         doc["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
         with open(path + ".tmp", "w") as f:

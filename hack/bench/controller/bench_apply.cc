@@ -11,14 +11,19 @@
 // admission benchmark (hack/bench/admission) sends server-side dry-run creates (--dry-run:
 // admission runs, nothing is stored). The output also has each request's latency: mean, p50,
 // p90, p99 and max in milliseconds.
+// With --owners FILE (lines "<name> <uid>"), an ownerReference named "{name}" in a template is
+// given set i's name and that name's uid from FILE: objects owned by existing TrainJobs, as the
+// controller writes them (ownerReferences are what the garbage collector tracks).
 //
 //   trainer-bench-apply --kubeconfig K --file cm.json --file jobset.json --namespace ns
 //       --prefix floor --count 1000 --concurrency 5 [--create [--dry-run]] [--field-manager floor]
-//       [--in-order]
+//       [--in-order] [--owners uids.txt]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -35,6 +40,7 @@ namespace {
 
 struct Args {
   std::string kubeconfig, ns = "default", prefix = "bench", field_manager = "bench-floor";
+  std::string owners;
   std::vector<std::string> files;
   int count = 100;
   int concurrency = 5;
@@ -67,10 +73,37 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->dry_run = true;
     else if (k == "--in-order")
       a->in_order = true;
+    else if (k == "--owners")
+      a->owners = next();
     else
       return false;
   }
   return !a->files.empty() && a->count > 0 && a->concurrency > 0;
+}
+
+// "<name> <uid>" per line.
+std::map<std::string, std::string> ReadOwners(const std::string& path) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(path);
+  std::string name, uid;
+  while (in >> name >> uid) out[name] = uid;
+  return out;
+}
+
+// Names the template's "{name}" ownerReferences after set `base`; false when FILE lacks it.
+bool SetOwners(trainer::json::Value& obj, const std::string& base,
+               const std::map<std::string, std::string>& uids) {
+  trainer::json::Value* refs = obj["metadata"].Find("ownerReferences");
+  if (refs == nullptr || !refs->IsArray()) return true;
+  for (trainer::json::Value& ref : refs->elements()) {
+    const trainer::json::Value* name = ref.Find("name");
+    if (name == nullptr || name->AsString() != "{name}") continue;
+    auto it = uids.find(base);
+    if (it == uids.end()) return false;
+    ref.Set("name", base);
+    ref.Set("uid", it->second);
+  }
+  return true;
 }
 
 }  // namespace
@@ -82,7 +115,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: trainer-bench-apply --file F [--file F2 ...] [--kubeconfig K] "
                  "[--namespace NS] [--prefix P] [--count N] [--concurrency C] [--create] "
-                 "[--dry-run] [--in-order]\n");
+                 "[--dry-run] [--in-order] [--owners FILE]\n");
     return 2;
   }
   struct Template {
@@ -119,6 +152,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", client.status().message().c_str());
     return 2;
   }
+  std::map<std::string, std::string> owners;
+  if (!args.owners.empty()) owners = ReadOwners(args.owners);
   // Prepare every body first: only requests are timed.
   std::vector<std::vector<json::Value>> sets(args.count);
   for (int i = 0; i < args.count; ++i) {
@@ -130,6 +165,10 @@ int main(int argc, char** argv) {
       name = at == std::string::npos ? base : name.replace(at, 6, base);
       o["metadata"].Set("name", name);
       o["metadata"].Set("namespace", args.ns);
+      if (!args.owners.empty() && !SetOwners(o, base, owners)) {
+        std::fprintf(stderr, "%s: no uid for owner %s\n", args.owners.c_str(), base.c_str());
+        return 2;
+      }
       sets[i].push_back(std::move(o));
     }
   }
