@@ -36,11 +36,11 @@ class ListDecoder {
   size_t items() const { return items_; }
 
  private:
-  Status EndItem(const ItemHandler& on_item);
+  Status EndItem(std::string_view text, const ItemHandler& on_item);
 
   const json::SkipPaths* skip_;
   std::string head_;  // the document outside the items array's elements
-  std::string item_;  // the item being read
+  std::string item_;  // the start of an item split across chunks
   int depth_ = 0;     // open containers at the current byte
   bool in_string_ = false;
   bool escape_ = false;

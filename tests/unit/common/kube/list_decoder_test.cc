@@ -63,6 +63,32 @@ TEST_CASE("ListDecoder yields the items and head of the whole document, in any p
   }
 }
 
+// Escapes, quotes and brackets inside strings, an escaped backslash before a closing quote, and
+// nesting: split in two at every byte, so every state is crossed at a chunk boundary.
+TEST_CASE("ListDecoder yields the same items wherever a chunk ends") {
+  const std::string list = R"({"metadata":{"resourceVersion":"9"},"items":[)"
+                           R"({"a":"x\\","b":"\"}]{[","c":[[{"d":"\\\""}],[]],"e":{}},)"
+                           R"({"f":"]"},{"g":[1,2,{"h":"{"}]},{})"
+                           R"(],"kind":"List"})";
+  const Decoded want = Whole(list);
+  REQUIRE(want.items.size() == 4);
+  for (size_t cut = 0; cut <= list.size(); ++cut) {
+    INFO(cut);
+    ListDecoder d;
+    std::vector<std::string> items;
+    auto on_item = [&](json::Value& item) {
+      items.push_back(json::Write(item));
+      return OkStatus();
+    };
+    REQUIRE(d.Feed(std::string_view(list).substr(0, cut), on_item).ok());
+    REQUIRE(d.Feed(std::string_view(list).substr(cut), on_item).ok());
+    StatusOr<json::Value> head = d.Finish();
+    REQUIRE(head.ok());
+    CHECK(items == want.items);
+    CHECK(json::Write(*head) == want.head);
+  }
+}
+
 TEST_CASE("ListDecoder: member order, empty and absent items") {
   const std::string items_first =
       R"({"items":[{"a":1},{"b":2}],"metadata":{"resourceVersion":"7"},"kind":"List"})";
