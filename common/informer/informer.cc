@@ -1,7 +1,7 @@
 // Informer implementation: the reflector loop, list reconciliation, event dispatch.
 #include "common/informer/informer.h"
 
-#include <set>
+#include <unordered_set>
 
 #include "common/kube/meta.h"
 #include "common/log/log.h"
@@ -175,11 +175,14 @@ Status Informer::ListPages(std::stop_token stop) {
   // a huge collection), the next attempt pages, as lists did before.
   lo.limit = options_.page_size > 0 ? options_.page_size : (page_next_list_ ? kFallbackPage : 0);
   lo.skip = &list_skip_;
-  std::set<std::string> seen;
+  // What the list holds, to delete the rest when it ends; nothing to delete after a list into an
+  // empty cache (a first list: at 100,000 objects the keys' set cost ~2% of a restart's CPU).
+  std::unordered_set<std::string> seen;
+  bool track = store_.size() > 0;
   std::string rv;
   auto on_item = [&](json::Value& item) {
     if (stop.stop_requested()) return CancelledError("informer stopped");
-    ApplyListItem(std::move(item), seen);
+    ApplyListItem(std::move(item), track ? &seen : nullptr);
     return OkStatus();
   };
   while (true) {
@@ -193,6 +196,7 @@ Status Informer::ListPages(std::stop_token stop) {
       lo.limit = 0;
       lo.continue_token.clear();
       seen.clear();
+      track = true;  // the earlier pages are cached: what this list lacks must go
       rv.clear();
       page = client_.ListEach(options_.gvr, options_.ns, lo, on_item);
     }
@@ -209,26 +213,26 @@ Status Informer::ListPages(std::stop_token stop) {
   }
   ++lists_;
   page_next_list_ = false;
-  FinishList(seen, rv);
+  FinishList(track ? &seen : nullptr, rv);
   return OkStatus();
 }
 
-void Informer::ApplyListItem(json::Value item, std::set<std::string>& seen) {
+void Informer::ApplyListItem(json::Value item, std::unordered_set<std::string>* seen) {
   Prepare(item);
   std::string key = kube::ObjectKeyOf(item);
   auto obj = std::make_shared<const json::Value>(std::move(item));
   std::lock_guard<std::mutex> hlock(handlers_mu_);
   ObjectPtr old = store_.Upsert(key, obj, !handlers_.empty());
-  seen.insert(std::move(key));
+  if (seen != nullptr) seen->insert(std::move(key));
   Notify(old.get(), *obj);
 }
 
-void Informer::FinishList(const std::set<std::string>& seen, const std::string& rv) {
-  {
+void Informer::FinishList(const std::unordered_set<std::string>* seen, const std::string& rv) {
+  if (seen != nullptr) {
     // Whatever the list no longer has was deleted while we were not watching.
     std::lock_guard<std::mutex> hlock(handlers_mu_);
     for (const std::string& key : store_.Keys()) {
-      if (seen.count(key) != 0) continue;
+      if (seen->count(key) != 0) continue;
       ObjectPtr gone = store_.Delete(key);
       if (gone == nullptr) continue;
       for (const EventHandler& h : handlers_) {

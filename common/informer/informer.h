@@ -26,10 +26,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "common/flowcontrol/backoff.h"
@@ -115,8 +115,9 @@ class Informer {
   void ResyncLoop(std::stop_token stop);
   Status ListAndWatch(std::stop_token stop);
   Status ListPages(std::stop_token stop);
-  void ApplyListItem(json::Value item, std::set<std::string>& seen);
-  void FinishList(const std::set<std::string>& seen, const std::string& rv);
+  // `seen` (null when the list cannot have missed anything cached) collects the listed keys.
+  void ApplyListItem(json::Value item, std::unordered_set<std::string>* seen);
+  void FinishList(const std::unordered_set<std::string>* seen, const std::string& rv);
   bool ApplyEvent(kube::WatchEvent& e);
   void Notify(const json::Value* old, const json::Value& obj);
   void SetResourceVersion(std::string_view rv);

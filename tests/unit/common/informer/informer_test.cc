@@ -268,6 +268,28 @@ TEST_CASE("an expired continue token falls back to one full list", "[informer]")
   REQUIRE(Eventually([&] { return rec.Has("add a/j5"); }));
 }
 
+// A first list skips tracking what it saw (the cache was empty): once the fallback re-lists,
+// what the earlier pages cached and the full list lacks must still be deleted.
+TEST_CASE("an object deleted between an expired page and the full list leaves the cache",
+          "[informer]") {
+  FakeClient client;
+  for (int i = 0; i < 5; ++i) client.Seed(kube::kTrainJobs, Job("a", "j" + std::to_string(i), "t"));
+  client.FailNext("list-continue", GoneError("The provided continue parameter is too old"));
+  Recorder rec;  // outlives the informer, whose thread calls into it
+  Informer inf(client, Options());
+  inf.AddEventHandler(rec.Handler());
+  // Deleted right after the first page cached it, before the full list.
+  inf.AddEventHandler({.on_add = [&](const json::Value& o) {
+    if (kube::ObjectKeyOf(o) == "a/j0") REQUIRE(client.Delete(kube::kTrainJobs, "a", "j0").ok());
+  }});
+  inf.Start();
+  REQUIRE(inf.WaitForSync(5s));
+  CHECK(client.Calls("list-continue") == 1);
+  CHECK(inf.store().Get("a", "j0") == nullptr);
+  CHECK(inf.store().size() == 4);
+  CHECK(rec.Has("delete a/j0"));
+}
+
 TEST_CASE("handlers added late get the cache replayed; resync re-delivers", "[informer]") {
   FakeClient client;
   client.Seed(kube::kTrainJobs, Job("a", "j1", "torch"));
