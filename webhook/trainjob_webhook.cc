@@ -137,12 +137,12 @@ StatusOr<json::Value> TimesPatch(const api::TrainJob& job, const json::Value& re
   return ops;
 }
 
-// The documents of `job` and `old` (their decode moved them out of the request) are freed once
-// the answer is out; the rest of them (typed fields) here.
+// `job` and `old` (their decode moved the documents out of the request) are freed once the answer
+// is out.
 void FreeAfterAnswer(api::TrainJob& job, StatusOr<std::optional<api::TrainJob>>& old) {
-  http::DestroyAfterResponse(std::move(job.raw));
+  http::DestroyAfterResponse(std::move(job));
   if (old.ok() && old->has_value()) {
-    http::DestroyAfterResponse(std::move((*old)->raw));
+    http::DestroyAfterResponse(std::move(**old));
   }
 }
 

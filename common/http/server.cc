@@ -527,9 +527,28 @@ void RunRoute(const RouteTable& table, const httplib::Request& req, httplib::Res
 // The connection whose request this thread is handling (set by ConnServer::Serve), so that the
 // pre-routing handler can read a request's body itself (Server::Server says why).
 thread_local ConnStream* current_stream = nullptr;
-// What the handlers of this thread's request left to destroy after its response
+// What destroys the values the handlers of this thread's request left for after its response
 // (DestroyAfterResponse); null outside ConnServer::Serve.
-thread_local std::vector<std::unique_ptr<internal::Leftover>>* current_leftovers = nullptr;
+thread_local std::vector<void (*)()>* current_leftovers = nullptr;
+
+// Serve's list of them: run after each response, and when the connection ends.
+class Leftovers {
+ public:
+  Leftovers() { current_leftovers = &clears_; }
+  ~Leftovers() {
+    Clear();
+    current_leftovers = nullptr;
+  }
+  void Clear() {
+    for (size_t i = 0; i < clears_.size(); ++i) {  // by index: a destructor may keep more
+      clears_[i]();
+    }
+    clears_.clear();
+  }
+
+ private:
+  std::vector<void (*)()> clears_;
+};
 
 class ConnServer final : public internal::ConnectionServer {
  public:
@@ -657,8 +676,7 @@ class ConnServer final : public internal::ConnectionServer {
     // httplib's Keep-Alive header value ("timeout=60, max=100000"), made once per connection.
     const std::string keep_alive = "timeout=" + std::to_string(limits.keep_alive_timeout.count()) +
                                    ", max=" + std::to_string(limits.keep_alive_max_count);
-    std::vector<std::unique_ptr<internal::Leftover>> leftovers;
-    current_leftovers = &leftovers;
+    Leftovers leftovers;
     for (size_t left = limits.keep_alive_max_count; left > 0 && NextRequest(strm, sock); --left) {
       bool connection_closed = false;
       const bool close_connection = left == 1 || !Listening();
@@ -673,14 +691,13 @@ class ConnServer final : public internal::ConnectionServer {
       }
       strm.SetRequestDeadline(std::nullopt);
       ok = strm.Flush() && ok;
-      leftovers.clear();  // the answer is out: the client reads it while we clean up
+      leftovers.Clear();  // the answer is out: the client reads it while we clean up
       // After a timed-out request httplib has answered 400 and would read on: the rest of that
       // request must not be taken for another one.
       if (!ok || connection_closed || strm.request_timed_out()) {
         break;
       }
     }
-    current_leftovers = nullptr;
     return ok;
   }
 
@@ -979,9 +996,11 @@ namespace internal {
 
 bool Answering() { return current_leftovers != nullptr; }
 
-void KeepUntilAnswered(std::unique_ptr<Leftover> leftover) {
+void ClearAfterResponse(void (*clear)()) {
   if (current_leftovers != nullptr) {
-    current_leftovers->push_back(std::move(leftover));
+    current_leftovers->push_back(clear);
+  } else {
+    clear();
   }
 }
 

@@ -31,6 +31,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "common/status/status.h"
 
@@ -83,38 +84,38 @@ struct ServerOptions {
 };
 
 namespace internal {
-// A value DestroyAfterResponse keeps, destroyed with its holder.
-struct Leftover {
-  virtual ~Leftover() = default;
-};
-template <typename T>
-struct HeldLeftover final : Leftover {
-  explicit HeldLeftover(T&& v) : value(std::move(v)) {}
-  T value;
-};
 // Whether this thread is answering a request of a Server (its connection loop).
 bool Answering();
-// Keeps `leftover` until the response to this thread's request has been written.
-void KeepUntilAnswered(std::unique_ptr<Leftover> leftover);
+// Has `clear` called once the response to this thread's request has been written.
+void ClearAfterResponse(void (*clear)());
+// This thread's values of type T kept by DestroyAfterResponse. A vector per thread and type,
+// reused from request to request: keeping a value allocates nothing once it has grown.
+template <typename T>
+std::vector<T>& Kept() {
+  thread_local std::vector<T> kept;
+  return kept;
+}
 }  // namespace internal
 
 // Destroys `value` after the response to the request this thread is handling has been written
 // (and before the connection's next request is read); at once when this thread is not answering a
 // Server's request (a handler called directly, as in unit tests). For handlers whose request
 // leaves a large tree behind: freeing a parsed document costs about half as much as parsing it,
-// and the client need not wait for it. The value is moved from either way, into a holder of its
-// own: pass what is cheap to move and small (a json::Value, a unique_ptr), not a large struct (a
-// large holder freed last makes glibc consolidate the freed chunks: slower mallocs after).
+// and the client need not wait for it. The value is moved from either way.
 //
 //   http::DestroyAfterResponse(std::move(document));
 template <typename T>
 void DestroyAfterResponse(T&& value) {
   static_assert(!std::is_lvalue_reference_v<T>, "pass an rvalue: the value is taken");
-  if (internal::Answering()) {
-    internal::KeepUntilAnswered(std::make_unique<internal::HeldLeftover<T>>(std::move(value)));
-  } else {
+  if (!internal::Answering()) {
     T discard(std::move(value));
+    return;
   }
+  std::vector<T>& kept = internal::Kept<T>();
+  if (kept.empty()) {
+    internal::ClearAfterResponse(+[] { internal::Kept<T>().clear(); });
+  }
+  kept.push_back(std::move(value));
 }
 
 inline constexpr size_t kMaxThreads = 512;

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <memory>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -430,28 +431,36 @@ struct AnswerProbe {
 
 TEST_CASE("DestroyAfterResponse destroys after the response is written, before the next request") {
   std::atomic<bool> answered{false};
-  std::atomic<int> after{0}, destroyed{0};
+  std::atomic<int> after{0}, destroyed{0}, others{0};
   Server server({.address = "127.0.0.1:0"});
   server.Post("/defer", [&](const Request& req, Response& res) {
     // The previous request's leftovers are gone before this one is handled.
     res.set_content(req.body + ":" + std::to_string(destroyed.load()), "text/plain");
     DestroyAfterResponse(AnswerProbe(&answered, &after, &destroyed));
+    // Values of another type are kept (and destroyed) alongside.
+    DestroyAfterResponse(std::shared_ptr<int>(new int(0), [&](int* p) {
+      delete p;
+      ++others;
+    }));
   });
   REQUIRE(server.Start().ok());
   RawConnection conn(server.port());
-  // "/defer?" takes httplib's path, the rest ours.
+  // "/defer?" takes httplib's path, the rest ours; the last request ends the connection.
   int n = 0;
-  for (const std::string target : {"/defer", "/defer?", "/defer"}) {
-    INFO(target);
+  for (const std::string head :
+       {"/defer HTTP/1.1\r\n", "/defer? HTTP/1.1\r\n", "/defer HTTP/1.1\r\n",
+        "/defer HTTP/1.1\r\nConnection: close\r\n"}) {
+    INFO(head);
     answered = false;
-    const std::string r =
-        conn.RoundTrip("POST " + target + " HTTP/1.1\r\nContent-Length: 1\r\n\r\nx");
+    const std::string r = conn.RoundTrip("POST " + head + "Content-Length: 1\r\n\r\nx");
     CHECK(r.substr(r.size() - 3) == "x:" + std::to_string(n));
     answered = true;
     ++n;
     CHECK(WaitFor([&] { return destroyed.load() == n; }));
     CHECK(after.load() == n);
+    CHECK(others.load() == n);
   }
+  CHECK(conn.Closed());
 }
 
 TEST_CASE("DestroyAfterResponse outside a server's request destroys at once") {
