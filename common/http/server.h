@@ -101,7 +101,8 @@ std::vector<T>& Kept() {
 // (and before the connection's next request is read); at once when this thread is not answering a
 // Server's request (a handler called directly, as in unit tests). For handlers whose request
 // leaves a large tree behind: freeing a parsed document costs about half as much as parsing it,
-// and the client need not wait for it. The value is moved from either way.
+// and the client need not wait for it. The value is moved from either way. (Not from the
+// destructor of a value kept so.)
 //
 //   http::DestroyAfterResponse(std::move(document));
 template <typename T>
