@@ -69,7 +69,7 @@ Value Value::StringMap(const std::map<std::string, std::string>& entries) {
   return v;
 }
 
-void Value::Steal(Value& other) noexcept {
+[[gnu::always_inline]] inline void Value::Steal(Value& other) noexcept {
   switch (other.type_) {
     case Type::kString:
       new (&s_) std::string(std::move(other.s_));
@@ -428,11 +428,9 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   template <typename Items>
   bool Close(Value done, Items& (Value::*items)(), Items& pending) {
     const size_t start = frames_.back().start;
-    Items& out = (done.*items)();
-    out.reserve(pending.size() - start);
-    std::move(pending.begin() + static_cast<std::ptrdiff_t>(start), pending.end(),
-              std::back_inserter(out));
-    pending.resize(start);
+    const auto first = pending.begin() + static_cast<std::ptrdiff_t>(start);
+    (done.*items)().assign(std::make_move_iterator(first), std::make_move_iterator(pending.end()));
+    pending.erase(first, pending.end());
     frames_.pop_back();
     return Add(std::move(done));
   }
