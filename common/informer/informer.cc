@@ -130,6 +130,7 @@ Status Informer::ListAndWatch(std::stop_token stop) {
     wo.allow_bookmarks = true;
     wo.timeout = options_.watch_timeout;
     wo.idle_timeout = options_.watch_idle_timeout;
+    wo.skip = &list_skip_;
     ++watches_;
     const auto started = SteadyClock::now();
     Status s = client_.Watch(

@@ -50,8 +50,9 @@ struct InformerOptions {
   std::function<void(json::Value&)> transform;
   // Parts of each object that strip_managed_fields and the transform drop whatever they hold
   // (e.g. {"spec", "replicatedJobs", "*", "template"} when the transform keeps only names):
-  // lists leave them out while decoding, so they are never built. Naming anything the cache
-  // keeps would lose it; metadata.managedFields is added when strip_managed_fields is set.
+  // lists and watch events leave them out while decoding, so they are never built. Naming anything
+  // the cache keeps would lose it; metadata.managedFields is added when strip_managed_fields is
+  // set.
   json::SkipPaths skip;
   std::chrono::milliseconds resync{0};  // 0 = no periodic resync
   int64_t page_size = 0;                // items per list request; 0 = one request (see ListPages)
@@ -103,7 +104,8 @@ class Informer {
   // (InformerOptions), for objects that stand in for cached ones.
   void Prepare(json::Value& obj) const;
   std::string LastSyncResourceVersion() const;
-  // What lists leave out of each item (InformerOptions::skip, and managedFields when stripped).
+  // What lists and watch events leave out of each object (InformerOptions::skip, and
+  // managedFields when stripped).
   const json::SkipPaths& list_skip() const { return list_skip_; }
 
   // Counters for tests and debugging.
@@ -125,7 +127,7 @@ class Informer {
 
   kube::Client& client_;
   const InformerOptions options_;
-  // options_.skip, and managedFields when stripped: what lists leave out of each item.
+  // options_.skip, and managedFields when stripped: what lists and watches leave out.
   const json::SkipPaths list_skip_;
   Store store_;
   flowcontrol::Backoff backoff_;

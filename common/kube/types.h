@@ -65,6 +65,9 @@ struct WatchOptions {
   // long. 0 = the server timeout plus 30 s, i.e. only a connection that outlived its own server
   // deadline without being closed; TCP keepalive catches silently dropped peers earlier.
   std::chrono::milliseconds idle_timeout{0};
+  // Parts of each event's object (paths from the object's root) the caller drops anyway, as
+  // ListOptions::skip. Must outlive the call.
+  const json::SkipPaths* skip = nullptr;
 };
 
 struct CreateOptions {

@@ -7,8 +7,8 @@
 
 namespace trainer::kube {
 
-StatusOr<WatchEvent> DecodeWatchEvent(std::string_view frame) {
-  StatusOr<json::Value> parsed = json::Parse(frame);
+StatusOr<WatchEvent> DecodeWatchEvent(std::string_view frame, const json::SkipPaths* skip) {
+  StatusOr<json::Value> parsed = skip != nullptr ? json::Parse(frame, *skip) : json::Parse(frame);
   if (!parsed.ok()) return parsed.status().WithContext("decoding watch event");
   json::Value& root = *parsed;
   const json::Value* type = root.Find("type");
@@ -102,8 +102,8 @@ Status WatchDecoder::Feed(std::string_view data, const std::function<bool(WatchE
       ++depth_;
     } else if (c == '}' || c == ']') {
       if (--depth_ == 0) {
-        StatusOr<WatchEvent> event =
-            DecodeWatchEvent(std::string_view(buf_).substr(consumed, scan_ - consumed));
+        StatusOr<WatchEvent> event = DecodeWatchEvent(
+            std::string_view(buf_).substr(consumed, scan_ - consumed), skip_ ? &*skip_ : nullptr);
         consumed = scan_;
         if (!event.ok()) {
           result = event.status();

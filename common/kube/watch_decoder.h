@@ -11,16 +11,20 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/json/json.h"
 #include "common/kube/types.h"
 #include "common/status/status.h"
 
 namespace trainer::kube {
 
-// Decodes one framed event. Unknown event types are an error.
-StatusOr<WatchEvent> DecodeWatchEvent(std::string_view frame);
+// Decodes one framed event. Unknown event types are an error. `skip` (paths from the event's
+// root, e.g. {"object", "metadata", "managedFields"}) is left out of the object.
+StatusOr<WatchEvent> DecodeWatchEvent(std::string_view frame,
+                                      const json::SkipPaths* skip = nullptr);
 
 class WatchDecoder {
  public:
@@ -30,6 +34,10 @@ class WatchDecoder {
 
   explicit WatchDecoder(size_t max_event_bytes = kDefaultMaxEventBytes)
       : max_event_bytes_(max_event_bytes) {}
+  // Leaves `skip` (paths from each event's object, as WatchOptions::skip) out of the objects.
+  explicit WatchDecoder(const json::SkipPaths* skip)
+      : max_event_bytes_(kDefaultMaxEventBytes),
+        skip_(skip != nullptr ? std::optional(skip->Under({"object"})) : std::nullopt) {}
 
   // Appends `data`; calls `on_event` for every event completed by it, in order. Returns an
   // error for malformed input; kCancelled if `on_event` returned false (the rest of `data` is
@@ -50,6 +58,7 @@ class WatchDecoder {
   bool in_string_ = false;
   bool escape_ = false;
   const size_t max_event_bytes_;
+  const std::optional<json::SkipPaths> skip_;  // from the event's root
 };
 
 }  // namespace trainer::kube

@@ -554,6 +554,7 @@ StatusOr<json::Value> CurlClient::GetPath(std::string_view path) {
 namespace {
 
 struct WatchState {
+  explicit WatchState(const json::SkipPaths* skip) : decoder(skip) {}
   CURL* curl = nullptr;
   WatchDecoder decoder;
   const WatchHandler* handler = nullptr;
@@ -633,7 +634,7 @@ Status CurlClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
     curl_multi_cleanup(multi);
     return configured.WithContext("watch " + path);
   }
-  WatchState st;
+  WatchState st(o.skip);
   st.curl = curl;
   st.handler = &handler;
   st.last_byte = SteadyClock::now();

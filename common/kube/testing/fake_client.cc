@@ -316,6 +316,11 @@ Status FakeClient::Watch(const GroupVersionResource& gvr, std::string_view ns,
       if (log_[i].gvr != gvr || (!ns.empty() && log_[i].ns != ns)) continue;
       if (!MatchesLabels(log_[i].object, options.label_selector)) continue;
       WatchEvent e{log_[i].type, log_[i].object.Clone()};
+      // Decoded as the real client does, leaving out what the caller skips.
+      if (options.skip != nullptr) {
+        StatusOr<json::Value> slim = json::Parse(json::Write(e.object), *options.skip);
+        if (slim.ok()) e.object = std::move(*slim);
+      }
       lock.unlock();
       const bool more = handler(e);
       lock.lock();

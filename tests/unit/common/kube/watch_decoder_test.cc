@@ -30,6 +30,23 @@ std::vector<Seen> Collect(WatchDecoder& d, std::string_view data, Status* status
   return out;
 }
 
+TEST_CASE("a decoder given skip paths leaves them out of each event's object", "[kube][watch]") {
+  const json::SkipPaths skip({{"data"}, {"metadata", "resourceVersion"}});
+  WatchDecoder d(&skip);
+  std::vector<std::string> objects;
+  std::vector<WatchEventType> types;
+  REQUIRE(d.Feed(kStream, [&](WatchEvent& e) {
+             types.push_back(e.type);
+             objects.push_back(json::Write(e.object));
+             return true;
+           }).ok());
+  CHECK(types == std::vector<WatchEventType>{WatchEventType::kAdded, WatchEventType::kModified,
+                                             WatchEventType::kBookmark, WatchEventType::kDeleted});
+  CHECK(objects[0] == R"({"kind":"ConfigMap","metadata":{"name":"a"}})");
+  CHECK(objects[1] == R"({"metadata":{"name":"a"}})");
+  CHECK(objects[2] == R"({"metadata":{}})");
+}
+
 TEST_CASE("events decode whatever byte offset splits the stream", "[kube][watch]") {
   const std::string stream = kStream;
   for (size_t split = 0; split <= stream.size(); ++split) {
