@@ -116,6 +116,13 @@ bool NameIs(std::string_view name, std::string_view want) {
                     [](char a, char b) { return AsciiLower(a) == AsciiLower(b); });
 }
 
+// Response::has_header by a scan: a response holds a few headers, and the multimap's search
+// calls ::tolower for every character it compares.
+bool HasHeader(const httplib::Headers& headers, std::string_view name) {
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const auto& header) { return NameIs(header.first, name); });
+}
+
 // A query of key=value pairs with nothing to decode (the kube-apiserver calls a webhook at
 // "<path>?timeout=10s") into `params`, as httplib's parse_query_text would split it; false for any
 // other query (empty parts, '+', '%', other characters), left to httplib.
@@ -797,14 +804,14 @@ class ConnServer final : public internal::ConnectionServer {
     } else {
       res.headers.emplace(kKeepAlive, keep_alive);
     }
-    if (!res.body.empty() && !res.has_header(kContentType)) {
+    if (!res.body.empty() && !HasHeader(res.headers, kContentType)) {
       res.headers.emplace(kContentType, kTextPlain);
     }
-    if (res.body.empty() && !res.has_header(kContentLength)) {
+    if (res.body.empty() && !HasHeader(res.headers, kContentLength)) {
       res.headers.emplace(kContentLength, kZero);
     }
     const bool head = req.method == "HEAD";
-    if (head && !res.has_header(kAcceptRanges)) {
+    if (head && !HasHeader(res.headers, kAcceptRanges)) {
       res.headers.emplace(kAcceptRanges, kBytes);
     }
     std::string out;
