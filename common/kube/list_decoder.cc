@@ -39,6 +39,14 @@ Status ListDecoder::EndItem(std::string_view text, const ItemHandler& on_item) {
   return on_item(*item);
 }
 
+size_t ListDecoder::StringStop(std::string_view data, size_t i) {
+  if (escape_) {  // the byte after a backslash never ends the string
+    escape_ = false;
+    ++i;
+  }
+  return Find(data, i, kStringEnd);
+}
+
 // Depth 1 is the root object; the items array opens depth 2 and each item depth 3. An item's
 // bytes are only looked at where they may change the depth (the first list of 100,000 objects is
 // hundreds of MB): runs of other bytes are skipped at once, and an item that ends in the chunk it
@@ -51,12 +59,7 @@ Status ListDecoder::Feed(std::string_view data, const ItemHandler& on_item) {
   for (size_t i = 0; i < data.size(); ++i) {
     if (in_items_ && depth_ >= 3) {
       if (in_string_) {
-        size_t j = i;
-        if (escape_) {
-          escape_ = false;
-          ++j;
-        }
-        j = Find(data, j, kStringEnd);
+        const size_t j = StringStop(data, i);
         if (j == data.size()) break;
         if (data[j] == '\\') {
           escape_ = true;
@@ -84,12 +87,7 @@ Status ListDecoder::Feed(std::string_view data, const ItemHandler& on_item) {
     const char c = data[i];
     if (in_string_) {
       // Copy the run of plain string bytes at once.
-      size_t j = i;
-      if (escape_) {
-        escape_ = false;
-        ++j;
-      }
-      j = Find(data, j, kStringEnd);
+      const size_t j = StringStop(data, i);
       std::string_view run = data.substr(i, j - i);
       head_.append(run);
       if (reading_key_) key_.append(run.substr(0, std::min<size_t>(run.size(), 16)));

@@ -37,6 +37,9 @@ class ListDecoder {
 
  private:
   Status EndItem(std::string_view text, const ItemHandler& on_item);
+  // Inside a string: the first quote or backslash of `data` from `i` on that is not escaped,
+  // or data.size().
+  size_t StringStop(std::string_view data, size_t i);
 
   const json::SkipPaths* skip_;
   std::string head_;  // the document outside the items array's elements
