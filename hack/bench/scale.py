@@ -73,7 +73,6 @@ Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10
 import argparse
 import json
 import os
-import re
 import resource
 import shutil
 import subprocess
@@ -105,7 +104,8 @@ def render_objects(bin_dir, work, owned):
         meta = obj["metadata"]
         if owned:
             for ref in meta["ownerReferences"]:
-                ref["name"] = "{name}" if ref["kind"] == "TrainJob" else ref["name"]
+                if ref["kind"] == "TrainJob":
+                    ref["name"] = "{name}"
         else:
             meta.pop("ownerReferences", None)
         meta.setdefault("annotations", {})["trainer.kubeflow.org/applied-hash"] = "0" * 16
@@ -175,13 +175,8 @@ def wait_gc_watching(bed, quiet_cpu=0.1, timeout=120):
     controller runs are its own) and then spends under QUIET_CPU CPU seconds in a second."""
     def watching():
         text = bed.kubectl("get", "--raw", "/metrics")
-        open_ = set()
-        for m in re.finditer(r'^apiserver_longrunning_requests\{([^}]*)\} ([0-9.e+-]+)$', text,
-                             re.M):
-            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
-            if labels.get("verb") == "WATCH" and float(m.group(2)) > 0:
-                open_.add(labels.get("resource"))
-        return all(r in open_ for r in GC_WATCHED)
+        return all(metric_sum(text, "apiserver_longrunning_requests", verb="WATCH", resource=r) > 0
+                   for r in GC_WATCHED)
     t = time.time()
     benchlib.wait_for(watching, timeout,
                       "kube-controller-manager to watch %s" % ", ".join(GC_WATCHED), every=1)
