@@ -104,10 +104,13 @@ def webhook(doc, out):
     rows = [r for r in doc["results"] if not r["paced"]]
     groups = ["%s\n%d conn" % (r["webhook"], r["connections"]) for r in rows]
     has_up = any(r.get("upstream_rps") for r in rows)
+    has_null = any(r.get("null_rps") for r in rows)  # run.sh --null
     fig, ax = plt.subplots()
     series = [("trainer-webhook", OURS, [r["rps"] for r in rows])]
     if has_up:
         series.append(("upstream v2.3.0", UPSTREAM, [r["upstream_rps"] for r in rows]))
+    if has_null:
+        series.append(("null webhook", NULL, [r.get("null_rps") for r in rows]))
     bars(ax, groups, series, "requests/s (flat out)",
          annotate=["%.1fx" % r["ratio_rps"] if r.get("ratio_rps") else "" for r in rows])
     ax.set_title("Webhook throughput (wrk, TLS keep-alive)")
@@ -117,6 +120,8 @@ def webhook(doc, out):
     series = [("trainer-webhook", OURS, [r["p99_ms"] for r in rows])]
     if has_up:
         series.append(("upstream v2.3.0", UPSTREAM, [r["upstream_p99_ms"] for r in rows]))
+    if has_null:
+        series.append(("null webhook", NULL, [r.get("null_p99_ms") for r in rows]))
     bars(ax, groups, series, "p99 latency ms (log)", log=True)
     ax.set_title("Webhook tail latency, flat out")
     save(fig, out, "webhook-p99.svg", doc)
@@ -221,9 +226,11 @@ def _figures(name, doc):
     if name == "webhook":
         for r in doc["results"]:
             if not r["paced"] and r.get("ratio_rps"):
+                floor = ("; %.2fx the null webhook's (%d)" % (r["ratio_rps_null"], r["null_rps"])
+                         if r.get("ratio_rps_null") else "")
                 yield ("webhook, %s, flat out, %d connection(s)" % (r["webhook"], r["connections"]),
-                       "%.2fx upstream's req/s (%d vs %d); p99 %.3f ms" % (
-                           r["ratio_rps"], r["rps"], r["upstream_rps"], r["p99_ms"]),
+                       "%.2fx upstream's req/s (%d vs %d); p99 %.3f ms%s" % (
+                           r["ratio_rps"], r["rps"], r["upstream_rps"], r["p99_ms"], floor),
                        "upstream's webhook", ">= 4x; p99 <= 0.25 ms on 1")
     elif name == "scale":
         for r in doc["results"]:

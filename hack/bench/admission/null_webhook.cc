@@ -81,9 +81,12 @@ int main(int argc, char** argv) {
   }
   const std::string tail =
       (pad > 0 ? ",\"warnings\":[\"" + std::string(pad, 'x') + "\"]" : std::string()) + "}}";
+  // Go's field order (admissionv1.AdmissionResponse: patch, then patchType), as trainer-webhook
+  // writes it: with --status the answer is byte for byte ours (hack/bench/webhook/run.sh --null
+  // checks that).
   const std::string patch_fields = patch.empty() ? ""
-                                                 : ",\"patchType\":\"JSONPatch\",\"patch\":\"" +
-                                                       encoding::Base64Encode(patch) + "\"";
+                                                 : ",\"patch\":\"" + encoding::Base64Encode(patch) +
+                                                       "\",\"patchType\":\"JSONPatch\"";
   std::atomic<uint64_t> requests{0};
   http::Server server(
       {.address = "127.0.0.1:" + std::to_string(port), .tls = &certs, .threads = threads});

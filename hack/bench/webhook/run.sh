@@ -7,7 +7,7 @@
 # examples/), so the full validation path runs without a cluster; certificates are generated.
 #
 #   hack/bench/webhook/run.sh [--bin build/bin/trainer-webhook] [--duration 15] [--threads 64]
-#                             [--nice -10] [--rt] [--upstream] [--out BASE]
+#                             [--nice -10] [--rt] [--upstream] [--null] [--out BASE]
 # --nice runs the benchmark in its own session (so its own scheduler autogroup, which is what
 # CFS shares the CPUs between) at that niceness (negative values need root): on a machine shared
 # with compilers it then measures the webhook rather than the scheduler.
@@ -22,7 +22,13 @@
 # torch-distributed ClusterTrainingRuntime applied), with leader election, cert management and
 # metrics off, and its serving certificate (the same one as ours) in
 # $TMPDIR/k8s-webhook-server/serving-certs, controller-runtime's default cert dir.
-# Each row also reads both servers' RSS (VmRSS) and peak RSS (VmHWM) right after its load.
+# --null also runs trainer-bench-null-webhook (hack/bench/admission/null_webhook.cc, next to --bin),
+# right after ours for each row: a handler that does no work on trainer-webhook's own HTTP/TLS
+# server (common/http, the same certificate and thread count), answering the bytes ours answers
+# (--status; on mutate ours' JSONPatch). Its req/s and latency are the floor of this machine for
+# any webhook on that server: ours/null says how much of a row is ours' handler, and whether a
+# ratio to upstream is reachable at all on this machine.
+# Each row also reads the servers' RSS (VmRSS) and peak RSS (VmHWM) right after its load.
 # Prints a markdown table and writes it with the results as JSON to BASE.txt and BASE.json
 # (default .local/bench/webhook-<UTC time>; hack/bench/plot.py draws docs/benchmarks/ from it).
 set -euo pipefail
@@ -36,6 +42,7 @@ threads=64
 nice_level=0
 rt=()
 upstream=0
+null=0
 out_base=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -45,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --nice) nice_level="$2"; shift 2 ;;
     --rt) rt=(chrt -r 10); shift ;;
     --upstream) upstream=1; shift ;;
+    --null) null=1; shift ;;
     --out) out_base="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -58,6 +66,10 @@ if [[ -n "${WEBHOOK_BENCH_SESSION:-}" ]]; then
 fi
 [[ -x "$bin" ]] || { echo "no binary at $bin (build trainer-webhook or pass --bin)" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 2; }
+null_bin="$(dirname "$bin")/trainer-bench-null-webhook"
+if ((null)) && [[ ! -x "$null_bin" ]]; then
+  echo "no $null_bin (build trainer-bench-null-webhook)" >&2; exit 2
+fi
 
 if ((upstream)); then
   upstream_bin=$("$here/upstream.sh")
@@ -67,8 +79,9 @@ work="$(mktemp -d /tmp/webhook-bench.XXXXXX)"
 export BENCH_ROOT="$root"
 pid=""
 upstream_pid=""
+null_pid=""
 cleanup() {
-  for p in $pid $upstream_pid; do
+  for p in $pid $upstream_pid $null_pid; do
     kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true
   done
   if [[ -f "$work/testbed/.testbed" ]]; then
@@ -100,6 +113,32 @@ out=$(curl -s --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data
 grep -q '"allowed":true' <<<"$out" || { echo "validate answered: $out" >&2; exit 1; }
 out=$(curl -s --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" "$mutate")
 grep -q '"patchType":"JSONPatch"' <<<"$out" || { echo "mutate answered: $out" >&2; exit 1; }
+
+if ((null)); then
+  # The null webhook answers what ours answers: the status of an allowed review, and on mutate
+  # ours' JSONPatch (decoded from ours' answer above), so only the handler's work differs.
+  ours_patch=$(python3 -c 'import base64, json, sys
+print(base64.b64decode(json.load(sys.stdin)["response"]["patch"]).decode())' <<<"$out")
+  null_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "${rt[@]}" "$null_bin" --cert-dir "$work" --port "$null_port" --threads "$threads" --status \
+    --mutate-patch "$ours_patch" >"$work/null.log" 2>&1 &
+  null_pid=$!
+  for _ in $(seq 100); do
+    grep -q '^listening on' "$work/null.log" && break
+    kill -0 "$null_pid" 2>/dev/null || { cat "$work/null.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  null_base="https://127.0.0.1:$null_port"
+  null_validate="$null_base/validate-trainer-kubeflow-org-v1alpha1-trainjob"
+  null_mutate="$null_base/mutate-trainer-kubeflow-org-v1alpha1-trainjob"
+  for name in validate mutate; do
+    url_var="null_$name"
+    ours_answer=$(curl -s --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" "${!name}")
+    null_answer=$(curl -s --cacert "$work/ca.crt" -H 'Content-Type: application/json' --data-binary @"$body" "${!url_var}")
+    [[ "$null_answer" == "$ours_answer" ]] ||
+      { printf 'null %s answered\n%s\nours\n%s\n' "$name" "$null_answer" "$ours_answer" >&2; exit 1; }
+  done
+fi
 
 if ((upstream)); then
   # A test bed for upstream's manager: its webhooks read runtimes from its informer cache, and
@@ -181,48 +220,57 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $load_start, autogroup: $(cat /proc/self/autogroup), ${rt[*]:-no realtime}, $duration s per row"
 echo
 rows=("paced, 1 ms think time|1|1|1000" "paced, 4 ms think time per conn|16|2|4000" "max|1|1|0" "max|16|2|0")
-if ((upstream)); then
-  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors | RSS MB | upstream req/s | upstream p50 ms | upstream p99 ms | upstream errors | upstream RSS MB | **req/s ours/upstream** | p99 upstream/ours |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-else
-  echo "| webhook | load | connections | req/s | p50 ms | p99 ms | errors | RSS MB |"
-  echo "|---|---|---|---|---|---|---|---|"
-fi
+header="| webhook | load | connections | req/s | p50 ms | p99 ms | errors | RSS MB |"
+((upstream)) && header+=" upstream req/s | upstream p50 ms | upstream p99 ms | upstream errors | upstream RSS MB | **req/s ours/upstream** | p99 upstream/ours |"
+((null)) && header+=" null req/s | null p50 ms | null p99 ms | null errors | null RSS MB | **req/s ours/null** | p99 ours/null |"
+echo "$header"
+sed -E 's/[^|]+/---/g' <<<"$header"
 for name in validate mutate; do
   url=${!name}
   for row in "${rows[@]}"; do
     IFS='|' read -r load conns wrk_threads rate <<<"$row"
     read -r rps p50 p99 err < <(run "$url" "$conns" "$wrk_threads" "$rate")
     read -r rss hwm < <(rss_of "$pid")
+    line="| $name | $load | $conns | $rps | $p50 | $p99 | $err | $rss |"
+    urps="" up50="" up99="" uerr="" urss="" uhwm=""
     if ((upstream)); then
       uurl_var="upstream_$name"
       read -r urps up50 up99 uerr < <(run "${!uurl_var}" "$conns" "$wrk_threads" "$rate")
       read -r urss uhwm < <(rss_of "$upstream_pid")
       ratio=$(python3 -c "print(f'{$rps / max($urps, 1):.2f}')")
       tail_ratio=$(python3 -c "print(f'{$up99 / max($p99, 0.001):.1f}')")
-      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err | $rss | $urps | $up50 | $up99 | $uerr | $urss | **$ratio** | $tail_ratio |"
-    else
-      urps="" up50="" up99="" uerr="" urss="" uhwm=""
-      echo "| $name | $load | $conns | $rps | $p50 | $p99 | $err | $rss |"
+      line+=" $urps | $up50 | $up99 | $uerr | $urss | **$ratio** | $tail_ratio |"
     fi
+    nrps="" np50="" np99="" nerr="" nrss="" nhwm=""
+    if ((null)); then
+      nurl_var="null_$name"
+      read -r nrps np50 np99 nerr < <(run "${!nurl_var}" "$conns" "$wrk_threads" "$rate")
+      read -r nrss nhwm < <(rss_of "$null_pid")
+      ratio=$(python3 -c "print(f'{$rps / max($nrps, 1):.2f}')")
+      tail_ratio=$(python3 -c "print(f'{$p99 / max($np99, 0.001):.1f}')")
+      line+=" $nrps | $np50 | $np99 | $nerr | $nrss | **$ratio** | $tail_ratio |"
+    fi
+    echo "$line"
     printf '%s\t' "$name" "$load" "$conns" "$rate" "$rps" "$p50" "$p99" "$err" "$rss" "$hwm" \
-      "$urps" "$up50" "$up99" "$uerr" "$urss" >>"$rows_tsv"
-    printf '%s\n' "$uhwm" >>"$rows_tsv"
+      "$urps" "$up50" "$up99" "$uerr" "$urss" "$uhwm" "$nrps" "$np50" "$np99" "$nerr" "$nrss" \
+      >>"$rows_tsv"
+    printf '%s\n' "$nhwm" >>"$rows_tsv"
   done
 done
 } | tee "$work/table.txt"
 
 # The same rows as JSON (benchlib's results document).
 python3 - "$rows_tsv" "$out_base" "$work/table.txt" "$load_start" "${rt[*]:-}" "$nice_level" \
-  "$duration" "$threads" "$upstream" <<'PY'
+  "$duration" "$threads" "$upstream" "$null" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["BENCH_ROOT"], "hack", "bench"))
 import benchlib
-rows_tsv, out, table, load_start, rt, nice, duration, threads, upstream = sys.argv[1:]
+rows_tsv, out, table, load_start, rt, nice, duration, threads, upstream, null = sys.argv[1:]
 num = lambda v: (float(v) if "." in v else int(v)) if v not in ("", None) else None
 keys = ["webhook", "load", "connections", "rate", "rps", "p50_ms", "p99_ms", "errors", "rss_mb",
         "peak_rss_mb", "upstream_rps", "upstream_p50_ms", "upstream_p99_ms", "upstream_errors",
-        "upstream_rss_mb", "upstream_peak_rss_mb"]
+        "upstream_rss_mb", "upstream_peak_rss_mb", "null_rps", "null_p50_ms", "null_p99_ms",
+        "null_errors", "null_rss_mb", "null_peak_rss_mb"]
 rows = []
 for line in open(rows_tsv):
     r = dict(zip(keys, line.rstrip("\n").split("\t")))
@@ -231,11 +279,19 @@ for line in open(rows_tsv):
     if r["upstream_rps"]:
         r["ratio_rps"] = round(r["rps"] / max(r["upstream_rps"], 1), 2)
         r["ratio_p99"] = round(r["upstream_p99_ms"] / max(r["p99_ms"], 0.001), 2)
+    if r["null_rps"]:
+        # ours / the null webhook: the share of the floor ours reaches (req/s), and how much
+        # longer ours' tail is than the floor's (p99).
+        r["ratio_rps_null"] = round(r["rps"] / max(r["null_rps"], 1), 2)
+        r["ratio_p99_null"] = round(r["p99_ms"] / max(r["null_p99_ms"], 0.001), 2)
+    else:
+        for k in [k for k in r if k.startswith("null_")]:
+            del r[k]  # a run without --null: the document keeps its earlier shape
     rows.append(r)
 doc = benchlib.envelope("webhook", None)
 doc["load_average_start"] = [float(x) for x in load_start.split()]
 doc["args"] = {"rt": bool(rt), "nice": int(nice), "duration_seconds": int(duration),
-               "threads": int(threads), "upstream": upstream == "1"}
+               "threads": int(threads), "upstream": upstream == "1", "null": null == "1"}
 doc["results"] = rows
 benchlib.write_results(doc, out, open(table).read())
 PY
