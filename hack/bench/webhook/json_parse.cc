@@ -1,0 +1,95 @@
+// trainer-bench-json-parse: json::Parse alone, for instruction counts per byte
+// (hack/bench/webhook/parse_cost.sh). It parses one document `--count` times; under callgrind
+// only ParseMany is counted (--toggle-collect), and the Values are destroyed there too, as the
+// webhook and the informers destroy theirs.
+//
+//   trainer-bench-json-parse --file FILE [--event TYPE] [--skip a.b.*.c ...] [--count 1000]
+// --event wraps the (compacted) document as a watch event {"type":TYPE,"object":...}, what the
+// controller's watches parse; --skip leaves a path out as json::SkipPaths does (dots between
+// keys). Prints the bytes parsed per document and the count.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/files/files.h"
+#include "common/json/json.h"
+
+namespace trainer::bench {
+
+// Not inlined: callgrind's --toggle-collect names it.
+[[gnu::noinline]] size_t ParseMany(const std::string& text, const json::SkipPaths& skip,
+                                   int count) {
+  size_t members = 0;
+  for (int i = 0; i < count; ++i) {
+    StatusOr<json::Value> v = skip.empty() ? json::Parse(text) : json::Parse(text, skip);
+    if (!v.ok()) return 0;
+    members += v->size();
+  }
+  return members;
+}
+
+std::vector<std::string> SplitDots(std::string_view path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string_view::npos; start = dot + 1) {
+    out.emplace_back(path.substr(start, dot - start));
+  }
+  out.emplace_back(path.substr(start));
+  return out;
+}
+
+int Main(int argc, char** argv) {
+  std::string file, event;
+  json::SkipPaths skip;
+  int count = 1000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string_view flag = argv[i];
+    if (flag == "--file") {
+      file = argv[i + 1];
+    } else if (flag == "--event") {
+      event = argv[i + 1];
+    } else if (flag == "--skip") {
+      skip.Add(SplitDots(argv[i + 1]));
+    } else if (flag == "--count") {
+      count = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    std::fprintf(stderr, "usage: %s --file FILE [--event TYPE] [--skip PATH] [--count N]\n",
+                 argv[0]);
+    return 2;
+  }
+  StatusOr<std::string> text = files::ReadFile(file);
+  if (!text.ok()) {
+    std::fprintf(stderr, "%s\n", text.status().ToString().c_str());
+    return 1;
+  }
+  StatusOr<json::Value> doc = json::Parse(*text);
+  if (!doc.ok()) {
+    std::fprintf(stderr, "%s: %s\n", file.c_str(), doc.status().ToString().c_str());
+    return 1;
+  }
+  // Compact, as the apiserver and kubectl send JSON.
+  std::string input = json::Write(*doc);
+  if (!event.empty()) {
+    std::string wrapped = "{\"type\":";
+    json::AppendString(wrapped, event);
+    wrapped += ",\"object\":" + input + "}";
+    input = std::move(wrapped);
+  }
+  if (ParseMany(input, skip, count) == 0) {
+    std::fprintf(stderr, "the document did not parse with the skip paths given\n");
+    return 1;
+  }
+  std::printf("parsed %d documents of %zu bytes\n", count, input.size());
+  return 0;
+}
+
+}  // namespace trainer::bench
+
+int main(int argc, char** argv) { return trainer::bench::Main(argc, argv); }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# json::Parse's instructions per byte (callgrind), on the documents the services parse most: the
+# bench's TrainJob AdmissionReview (the webhook's body; plain, and with the paths
+# webhook/admission.cc's DecodeAdmissionReview leaves out) and a JobSet watch event (the
+# controller's watches; plain, and with the paths controller/caches.cc's CacheOptions leaves out
+# of JobSets). Load-independent, like server_cost.sh: for comparing two builds of common/json.
+#
+#   hack/bench/webhook/parse_cost.sh [--bin build/bin] [--count 2000] [--top 0] [--keep DIR]
+# Each figure is the difference of two runs (20 parses, then 20 + count), divided by count and by
+# the document's bytes, so a first parse's set-up cancels out; the Values are destroyed inside
+# the count. --top N prints the N functions with the most inclusive and self instructions of the
+# first case; --keep DIR keeps the callgrind.out files.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+bin="$root/build/bin"
+count=2000
+top=0
+keep=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --bin) bin="$2"; shift 2 ;;
+    --count) count="$2"; shift 2 ;;
+    --top) top="$2"; shift 2 ;;
+    --keep) keep="$2"; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
+exe="$bin/trainer-bench-json-parse"
+[[ -x "$exe" ]] || { echo "no $exe (build trainer-bench-json-parse)" >&2; exit 2; }
+work="${keep:-$(mktemp -d /tmp/json-parse-cost.XXXXXX)}"
+mkdir -p "$work"
+[[ -n "$keep" ]] || trap 'rm -rf "$work"' EXIT
+
+review=(--file "$here/trainjob-create.json")
+review_skip=("${review[@]}")
+for p in request.object.metadata.managedFields request.oldObject.metadata.managedFields \
+  request.options request.requestKind request.requestResource request.userInfo.groups \
+  request.userInfo.extra; do
+  review_skip+=(--skip "$p")
+done
+event=(--file "$root/tests/unit/common/informer/testdata/jobset.json" --event MODIFIED)
+event_skip=("${event[@]}" --skip 'object.spec.replicatedJobs.*.template')
+for f in fieldsV1 time apiVersion; do
+  event_skip+=(--skip "object.metadata.managedFields.*.$f")
+done
+
+# cost <label> <args...>: one line, "<label>: N instructions per byte (B bytes, I per parse)".
+first=1
+cost() {
+  local label="$1" totals=() bytes="" n out
+  shift
+  for n in 20 $((20 + count)); do
+    out="$work/callgrind.out.${label// /-}.$n"
+    valgrind --tool=callgrind --callgrind-out-file="$out" \
+      --toggle-collect='trainer::bench::ParseMany*' "$exe" "$@" --count "$n" \
+      >"$work/run.log" 2>&1 || { cat "$work/run.log" >&2; exit 1; }
+    bytes=$(sed -nE 's/^parsed [0-9]+ documents of ([0-9]+) bytes$/\1/p' "$work/run.log")
+    totals+=("$(callgrind_annotate "$out" 2>/dev/null |
+      awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')")
+  done
+  python3 -c "import sys; d = ($((totals[1] - totals[0])) / $count); \
+print('%s: %.1f instructions per byte (%d bytes, %.0f per parse)' % (sys.argv[1], d / $bytes, $bytes, d))" \
+    "$label"
+  if ((top > 0 && first)); then
+    callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -v '^--\|^$' |
+      sed -n "1,$((top + 12))p" | tail -n "$top"
+    echo
+    callgrind_annotate "$out" 2>/dev/null | grep -v '^--\|^$' | sed -n "1,$((top + 12))p" |
+      tail -n "$top"
+    echo
+  fi
+  first=0
+}
+
+cost "review" "${review[@]}"
+cost "review, webhook's skips" "${review_skip[@]}"
+cost "JobSet event" "${event[@]}"
+cost "JobSet event, controller's skips" "${event_skip[@]}"
