@@ -311,9 +311,9 @@ struct ParseScratch {
   }
 };
 
-// Builds a Value from RapidJSON SAX events with an explicit stack (no recursion, so deep
-// nesting cannot overflow the C++ stack; RapidJSON's iterative parser handles the input side).
-// With SkipPaths, a value at a skipped path is read (the reader still checks it) but not built:
+// Builds a Value from RapidJSON SAX events with an explicit stack of open containers. It refuses
+// to open more than `max_depth` of them (too_deep()): RapidJSON's recursive parser, which reads
+// first, recurses once per level on the C++ stack (see ParseSkipping). With SkipPaths, a value at a skipped path is read (the reader still checks it) but not built:
 // its events are dropped until the container it opened closes.
 class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> {
  public:
@@ -364,11 +364,12 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     return EndSkipped() || Close(Value::Array(), &Value::elements, elements_);
   }
 
-  Builder(ParseScratch& scratch, const SkipPaths::Node* skip)
+  Builder(ParseScratch& scratch, const SkipPaths::Node* skip, size_t max_depth)
       : frames_(scratch.frames),
         members_(scratch.members),
         elements_(scratch.elements),
-        root_skip_(skip) {
+        root_skip_(skip),
+        max_depth_(max_depth) {
     // Enough for the open containers of a typical Kubernetes object: no regrowth while reading.
     frames_.reserve(16);
     members_.reserve(64);
@@ -385,7 +386,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
 
  private:
   bool Open(bool object) {
-    if (frames_.size() >= kMaxDepth) {
+    if (frames_.size() >= max_depth_) {
       too_deep_ = true;
       return false;
     }
@@ -411,7 +412,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   // the depth limit, so a document fails the same with or without skips.
   bool Start(bool object) {
     if (!Skipped()) return Open(object);
-    if (frames_.size() + skip_depth_ >= kMaxDepth) {
+    if (frames_.size() + skip_depth_ >= max_depth_) {
       too_deep_ = true;
       return false;
     }
@@ -459,6 +460,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
   Members& members_;
   Elements& elements_;
   const SkipPaths::Node* root_skip_;
+  const size_t max_depth_;
   size_t skip_depth_ = 0;  // open containers inside a skipped value, itself included
   Value root_;
   bool too_deep_ = false;
@@ -754,20 +756,13 @@ StatusOr<Value> Parse(std::string_view text, const SkipPaths& skip) {
 
 namespace {
 
-// Invalid UTF-8 in strings and unpaired \u surrogates read as U+FFFD (see GoReadableText); error
-// offsets past such a byte then count it as three.
-StatusOr<Value> ParseSkipping(std::string_view text, const SkipPaths::Node* skip) {
-  // RapidJSON reads a NUL-terminated copy in place: strings are unescaped where they are instead
-  // of through its stack, and with RAPIDJSON_SSE2 strings and whitespace are scanned 16 bytes at
-  // a time. An embedded NUL ends the text as it did for a bounded stream. The scanners' aligned
-  // 16-byte loads may reach up to 15 bytes past the terminating NUL: the padding keeps every load
-  // inside the buffer, so the same code runs unchanged under AddressSanitizer.
-  thread_local ParseScratch scratch;
-  struct Releaser {
-    ParseScratch& s;
-    ~Releaser() { s.Release(); }
-  } releaser{scratch};
-  std::string& buf = scratch.text;
+// The text RapidJSON reads in place into `buf`: NUL-terminated and padded. RapidJSON reads a
+// NUL-terminated copy in place: strings are unescaped where they are instead of through its
+// stack, and with RAPIDJSON_SSE2 strings and whitespace are scanned 16 bytes at a time. An
+// embedded NUL ends the text as it did for a bounded stream. The scanners' aligned 16-byte loads
+// may reach up to 15 bytes past the terminating NUL: the padding keeps every load inside the
+// buffer, so the same code runs unchanged under AddressSanitizer.
+void LoadText(std::string_view text, std::string& buf) {
   std::optional<std::string> readable = GoReadableText(text);
   if (readable) {
     buf = std::move(*readable);
@@ -776,26 +771,73 @@ StatusOr<Value> ParseSkipping(std::string_view text, const SkipPaths::Node* skip
     buf.reserve(text.size() + kSimdPadding);
     buf.assign(text).append(kSimdPadding, '\0');
   }
-  Builder builder(scratch, skip);
-  rapidjson::Reader& reader = scratch.reader;
-  rapidjson::InsituStringStream is(buf.data());
-  // Numbers are converted by Builder::RawNumber (see there).
-  // No kParseValidateEncodingFlag: GoReadableText already made the text valid UTF-8.
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseInsituFlag;
-  rapidjson::ParseResult ok = reader.Parse<kFlags>(is, builder);
-  if (!ok) {
-    if (builder.too_deep()) {
-      return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) +
-                                  ": nesting deeper than 10000 levels");
-    }
-    // RawNumber's refusal reads as RapidJSON's own error for a number out of range.
-    const rapidjson::ParseErrorCode code =
-        builder.number_too_big() ? rapidjson::kParseErrorNumberTooBig : ok.Code();
-    return InvalidArgumentError("invalid JSON at offset " + std::to_string(ok.Offset()) + ": " +
-                                rapidjson::GetParseError_En(code));
+}
+
+// Numbers are converted by Builder::RawNumber (see there). No kParseValidateEncodingFlag:
+// GoReadableText already made the text valid UTF-8.
+constexpr unsigned kRecursiveFlags = rapidjson::kParseNumbersAsStringsFlag |
+                                     rapidjson::kParseInsituFlag;
+constexpr unsigned kIterativeFlags = kRecursiveFlags | rapidjson::kParseIterativeFlag;
+
+// How deep the recursive parser may go: a few hundred bytes of C++ stack per level, so far below
+// any thread's stack. Kubernetes objects nest about 20 levels.
+constexpr size_t kRecursionDepth = 512;
+
+// The error message of a failed parse, as the iterative parser words it (the contract since
+// Parse used only that one).
+Status ParseError(const rapidjson::ParseResult& result, const Builder& builder,
+                  std::string_view buf, bool recursive) {
+  if (builder.too_deep()) {
+    return InvalidArgumentError("invalid JSON at offset " + std::to_string(result.Offset()) +
+                                ": nesting deeper than 10000 levels");
   }
-  return builder.TakeRoot();
+  // RawNumber's refusal reads as RapidJSON's own error for a number out of range.
+  rapidjson::ParseErrorCode code =
+      builder.number_too_big() ? rapidjson::kParseErrorNumberTooBig : result.Code();
+  // The two parsers name every error alike but one: a text starting with ']', '}', ',' or ':'
+  // is "empty" to the iterative parser (no value can start there) and an invalid value to the
+  // recursive one.
+  if (recursive && code == rapidjson::kParseErrorValueInvalid) {
+    const size_t first = buf.find_first_not_of(" \n\r\t");
+    if (first == result.Offset() && std::string_view("]},:").find(buf[first]) != buf.npos) {
+      code = rapidjson::kParseErrorDocumentEmpty;
+    }
+  }
+  return InvalidArgumentError("invalid JSON at offset " + std::to_string(result.Offset()) + ": " +
+                              rapidjson::GetParseError_En(code));
+}
+
+// Invalid UTF-8 in strings and unpaired \u surrogates read as U+FFFD (see GoReadableText); error
+// offsets past such a byte then count it as three.
+//
+// RapidJSON's recursive parser reads first: it costs markedly fewer instructions per byte than
+// its iterative one (a state machine with table lookups per token and a stack of its own). A
+// document nesting deeper than kRecursionDepth is read again from the start by the iterative
+// parser, which does not recurse, up to Go's limit of 10000 levels: a hostile body cannot
+// overflow the stack, and every text reads and fails as it always did.
+StatusOr<Value> ParseSkipping(std::string_view text, const SkipPaths::Node* skip) {
+  thread_local ParseScratch scratch;
+  struct Releaser {
+    ParseScratch& s;
+    ~Releaser() { s.Release(); }
+  } releaser{scratch};
+  std::string& buf = scratch.text;
+  rapidjson::Reader& reader = scratch.reader;
+  {
+    LoadText(text, buf);
+    Builder builder(scratch, skip, kRecursionDepth);
+    rapidjson::InsituStringStream is(buf.data());
+    rapidjson::ParseResult ok = reader.Parse<kRecursiveFlags>(is, builder);
+    if (ok) return builder.TakeRoot();
+    if (!builder.too_deep()) return ParseError(ok, builder, buf, /*recursive=*/true);
+  }
+  scratch.Release();  // the first pass's open containers
+  LoadText(text, buf);  // it unescaped strings in place
+  Builder builder(scratch, skip, Builder::kMaxDepth);
+  rapidjson::InsituStringStream is(buf.data());
+  rapidjson::ParseResult ok = reader.Parse<kIterativeFlags>(is, builder);
+  if (ok) return builder.TakeRoot();
+  return ParseError(ok, builder, buf, /*recursive=*/false);
 }
 
 }  // namespace
