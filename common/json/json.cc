@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 
 namespace trainer::json {
@@ -280,7 +281,9 @@ namespace {
 struct Frame {
   bool object;
   size_t start;
-  std::string key;  // objects: the key of the value being read
+  // Objects: the key of the value being read, where the reader left it in the text (parsing in
+  // place unescapes each string within its own bytes, so it stays until the parse ends).
+  std::string_view key;
   // What is skipped below this container (nullptr: nothing), and for objects below the member
   // being read.
   const SkipPaths::Node* skip = nullptr;
@@ -313,12 +316,14 @@ struct ParseScratch {
 
 // Builds a Value from RapidJSON SAX events with an explicit stack of open containers. It refuses
 // to open more than `max_depth` of them (too_deep()): RapidJSON's recursive parser, which reads
-// first, recurses once per level on the C++ stack (see ParseSkipping). With SkipPaths, a value at a skipped path is read (the reader still checks it) but not built:
-// its events are dropped until the container it opened closes.
+// first, recurses once per level on the C++ stack (see ParseSkipping). Each value and key is
+// constructed where it stays until its container closes (std::string moves were a tenth of a
+// parse). With SkipPaths, a value at a skipped path is read (the reader still checks it) but not
+// built: its events are dropped until the container it opened closes.
 class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> {
  public:
-  bool Null() { return Skipped() || Add(Value()); }
-  bool Bool(bool b) { return Skipped() || Add(Value(b)); }
+  bool Null() { return Skipped() || Add(nullptr); }
+  bool Bool(bool b) { return Skipped() || Add(b); }
   // Numbers arrive as their text (kParseNumbersAsStringsFlag) and are converted here, correctly
   // rounded as Go's strconv does: RapidJSON's normal precision is one ULP off on some values
   // (5e31 read back as 4.9999999999999994e31, found by tests/fuzz) and its full-precision path
@@ -329,7 +334,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     if (std::none_of(s, end, [](char c) { return c == '.' || c == 'e' || c == 'E'; })) {
       int64_t i = 0;
       auto [p, ec] = std::from_chars(s, end, i);
-      if (ec == std::errc() && p == end) return Skipped() || Add(Value(i));
+      if (ec == std::errc() && p == end) return Skipped() || Add(i);
     }
     double d = 0;
     auto [p, ec] = std::from_chars(s, end, d);
@@ -343,16 +348,16 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
       number_too_big_ = true;
       return false;
     }
-    return Skipped() || Add(Value(d));
+    return Skipped() || Add(d);
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
-    return Skipped() || Add(Value(std::string(s, n)));
+    return Skipped() || Add(std::string_view(s, n));
   }
   bool StartObject() { return Start(true); }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     if (skip_depth_ > 0) return true;
     Frame& f = frames_.back();
-    f.key.assign(s, n);
+    f.key = std::string_view(s, n);
     f.member_skip = f.skip != nullptr ? f.skip->Child(f.key) : nullptr;
     return true;
   }
@@ -392,6 +397,7 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     }
     const SkipPaths::Node* skip = root_skip_ != nullptr ? NextSkip() : nullptr;
     frames_.push_back({object, object ? members_.size() : elements_.size(), {}, skip, nullptr});
+    static_assert(std::is_trivially_destructible_v<Frame>);
     return true;
   }
   // The skip node of the value about to be read (nullptr: nothing skipped at or below it).
@@ -435,24 +441,28 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
     frames_.pop_back();
     return Add(std::move(done));
   }
-  bool Add(Value&& v) {
+  // Adds the value Value(args...) to the innermost open container (or makes it the root),
+  // constructed in its place there.
+  template <typename... Args>
+  bool Add(Args&&... args) {
     if (frames_.empty()) {
-      root_ = std::move(v);
+      root_ = Value(std::forward<Args>(args)...);
       return true;
     }
     Frame& f = frames_.back();
     if (!f.object) {
-      elements_.push_back(std::move(v));
+      elements_.emplace_back(std::forward<Args>(args)...);
       return true;
     }
     // Duplicate keys: the last one wins, in the first one's place, as in Go's encoding/json.
     for (size_t i = f.start; i < members_.size(); ++i) {
       if (members_[i].first == f.key) {
-        members_[i].second = std::move(v);
+        members_[i].second = Value(std::forward<Args>(args)...);
         return true;
       }
     }
-    members_.emplace_back(std::move(f.key), std::move(v));
+    members_.emplace_back(std::piecewise_construct, std::forward_as_tuple(f.key),
+                          std::forward_as_tuple(std::forward<Args>(args)...));
     return true;
   }
 
@@ -775,8 +785,8 @@ void LoadText(std::string_view text, std::string& buf) {
 
 // Numbers are converted by Builder::RawNumber (see there). No kParseValidateEncodingFlag:
 // GoReadableText already made the text valid UTF-8.
-constexpr unsigned kRecursiveFlags = rapidjson::kParseNumbersAsStringsFlag |
-                                     rapidjson::kParseInsituFlag;
+constexpr unsigned kRecursiveFlags =
+    rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseInsituFlag;
 constexpr unsigned kIterativeFlags = kRecursiveFlags | rapidjson::kParseIterativeFlag;
 
 // How deep the recursive parser may go: a few hundred bytes of C++ stack per level, so far below
@@ -831,7 +841,7 @@ StatusOr<Value> ParseSkipping(std::string_view text, const SkipPaths::Node* skip
     if (ok) return builder.TakeRoot();
     if (!builder.too_deep()) return ParseError(ok, builder, buf, /*recursive=*/true);
   }
-  scratch.Release();  // the first pass's open containers
+  scratch.Release();    // the first pass's open containers
   LoadText(text, buf);  // it unescaped strings in place
   Builder builder(scratch, skip, Builder::kMaxDepth);
   rapidjson::InsituStringStream is(buf.data());
