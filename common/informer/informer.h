@@ -144,6 +144,7 @@ class Informer {
   bool page_next_list_ = false;  // the last one-request list failed; watch thread only
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};
+  std::chrono::steady_clock::time_point started_;  // Start(), for the synced log
   std::jthread thread_;
   std::jthread resync_thread_;
 };
