@@ -12,31 +12,13 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
-bin="$root/build/bin"
-count=2000
-top=0
-keep=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --bin) bin="$2"; shift 2 ;;
-    --count) count="$2"; shift 2 ;;
-    --top) top="$2"; shift 2 ;;
-    --keep) keep="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
-profile="$bin/trainer-bench-webhook-profile"
-[[ -x "$profile" ]] || { echo "no $profile (build trainer-bench-webhook-profile)" >&2; exit 2; }
-
-work="${keep:-$(mktemp -d /tmp/webhook-callgrind.XXXXXX)}"
-mkdir -p "$work"
-[[ -n "$keep" ]] || trap 'rm -rf "$work"' EXIT
+exe=trainer-bench-webhook-profile
+source "$here/callgrind_common.sh"
 for path in validate mutate; do
   out="$work/callgrind.out.$path"
   valgrind --tool=callgrind --callgrind-out-file="$out" \
     --toggle-collect='trainer::bench::ServeMany*' \
-    "$profile" --runtimes "$root/examples/runtimes/torch-distributed.yaml" \
+    "$exe" --runtimes "$root/examples/runtimes/torch-distributed.yaml" \
     --body "$here/trainjob-create.json" --path "$path" --count "$count" \
     >"$work/$path.log" 2>&1 || { cat "$work/$path.log" >&2; exit 1; }
   total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')

@@ -15,25 +15,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
-bin="$root/build/bin"
-count=2000
-top=0
-keep=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --bin) bin="$2"; shift 2 ;;
-    --count) count="$2"; shift 2 ;;
-    --top) top="$2"; shift 2 ;;
-    --keep) keep="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
-command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 2; }
-exe="$bin/trainer-bench-json-parse"
-[[ -x "$exe" ]] || { echo "no $exe (build trainer-bench-json-parse)" >&2; exit 2; }
-work="${keep:-$(mktemp -d /tmp/json-parse-cost.XXXXXX)}"
-mkdir -p "$work"
-[[ -n "$keep" ]] || trap 'rm -rf "$work"' EXIT
+exe=trainer-bench-json-parse
+source "$here/callgrind_common.sh"
 
 review=(--file "$here/trainjob-create.json")
 review_skip=("${review[@]}")

@@ -226,6 +226,22 @@ run() {
   echo "$rps $p50 $p99 $((err + non2xx))"
 }
 
+# against <url> <pid> <p99 ratio: theirs/ours or ours/theirs>: the current row (conns,
+# wrk_threads, rate; ours' rps and p99) run against another server. Sets b_rps b_p50 b_p99 b_err
+# b_rss b_hwm and appends its cells, with the req/s ratio ours/theirs, to `line`.
+against() {
+  local ratio tail_ratio
+  read -r b_rps b_p50 b_p99 b_err < <(run "$1" "$conns" "$wrk_threads" "$rate")
+  read -r b_rss b_hwm < <(rss_of "$2")
+  ratio=$(python3 -c "print(f'{$rps / max($b_rps, 1):.2f}')")
+  if [[ "$3" == theirs/ours ]]; then
+    tail_ratio=$(python3 -c "print(f'{$b_p99 / max($p99, 0.001):.1f}')")
+  else
+    tail_ratio=$(python3 -c "print(f'{$p99 / max($b_p99, 0.001):.1f}')")
+  fi
+  line+=" $b_rps | $b_p50 | $b_p99 | $b_err | $b_rss | **$ratio** | $tail_ratio |"
+}
+
 [[ -n "$out_base" ]] || out_base="$root/.local/bench/webhook-$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$(dirname "$out_base")"
 rows_tsv="$work/rows.tsv"
@@ -250,20 +266,14 @@ for name in validate mutate; do
     urps="" up50="" up99="" uerr="" urss="" uhwm=""
     if ((upstream)); then
       uurl_var="upstream_$name"
-      read -r urps up50 up99 uerr < <(run "${!uurl_var}" "$conns" "$wrk_threads" "$rate")
-      read -r urss uhwm < <(rss_of "$upstream_pid")
-      ratio=$(python3 -c "print(f'{$rps / max($urps, 1):.2f}')")
-      tail_ratio=$(python3 -c "print(f'{$up99 / max($p99, 0.001):.1f}')")
-      line+=" $urps | $up50 | $up99 | $uerr | $urss | **$ratio** | $tail_ratio |"
+      against "${!uurl_var}" "$upstream_pid" theirs/ours
+      urps=$b_rps up50=$b_p50 up99=$b_p99 uerr=$b_err urss=$b_rss uhwm=$b_hwm
     fi
     nrps="" np50="" np99="" nerr="" nrss="" nhwm=""
     if ((null)); then
       nurl_var="null_$name"
-      read -r nrps np50 np99 nerr < <(run "${!nurl_var}" "$conns" "$wrk_threads" "$rate")
-      read -r nrss nhwm < <(rss_of "$null_pid")
-      ratio=$(python3 -c "print(f'{$rps / max($nrps, 1):.2f}')")
-      tail_ratio=$(python3 -c "print(f'{$p99 / max($np99, 0.001):.1f}')")
-      line+=" $nrps | $np50 | $np99 | $nerr | $nrss | **$ratio** | $tail_ratio |"
+      against "${!nurl_var}" "$null_pid" ours/theirs
+      nrps=$b_rps np50=$b_p50 np99=$b_p99 nerr=$b_err nrss=$b_rss nhwm=$b_hwm
     fi
     echo "$line"
     printf '%s\t' "$name" "$load" "$conns" "$rate" "$rps" "$p50" "$p99" "$err" "$rss" "$hwm" \
