@@ -14,6 +14,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 exe=trainer-bench-webhook-profile
 source "$here/callgrind_common.sh"
+callgrind_options "$@"
 for path in validate mutate; do
   out="$work/callgrind.out.$path"
   valgrind --tool=callgrind --callgrind-out-file="$out" \
@@ -24,9 +25,6 @@ for path in validate mutate; do
   total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
   echo "$path: $((total / count)) instructions per request ($count requests)"
   if ((top > 0)); then
-    callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -v '^--\|^$' | sed -n "1,$((top + 12))p" | tail -n "$top"
-    echo
-    callgrind_annotate "$out" 2>/dev/null | grep -v '^--\|^$' | sed -n "1,$((top + 12))p" | tail -n "$top"
-    echo
+    top_functions "$out" "$top"
   fi
 done

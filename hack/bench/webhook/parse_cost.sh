@@ -17,6 +17,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 exe=trainer-bench-json-parse
 source "$here/callgrind_common.sh"
+callgrind_options "$@"
 
 review=(--file "$here/trainjob-create.json")
 review_skip=("${review[@]}")
@@ -57,12 +58,7 @@ d = ($((destroy[1] - destroy[0])) / $count); \
 print('%s: %.1f instructions per byte (%d bytes, %.0f per parse, %.0f to destroy)' % \
       (sys.argv[1], p / $bytes, $bytes, p, d))" "$label"
   if ((top > 0 && first)); then
-    callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -v '^--\|^$' |
-      sed -n "1,$((top + 12))p" | tail -n "$top"
-    echo
-    callgrind_annotate "$out" 2>/dev/null | grep -v '^--\|^$' | sed -n "1,$((top + 12))p" |
-      tail -n "$top"
-    echo
+    top_functions "$out" "$top"
   fi
   first=0
 }

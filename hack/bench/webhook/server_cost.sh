@@ -25,6 +25,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+source "$here/callgrind_common.sh"
 bin="$root/build/bin"
 server=webhook
 count=2000
@@ -129,12 +130,7 @@ for path in "${paths[@]}"; do
       "$(((${answers[1]:-0} - ${answers[0]:-0}) / count)) in ConnServer::Answer ($count requests)"
     if ((top > 0)); then
       out="$work/callgrind.out.$server.$path.$((base + count))"
-      callgrind_annotate --inclusive=yes "$out" 2>/dev/null | grep -v '^--\|^$' |
-        sed -n "1,$((top + 12))p" | tail -n "$top"
-      echo
-      callgrind_annotate "$out" 2>/dev/null | grep -v '^--\|^$' | sed -n "1,$((top + 12))p" |
-        tail -n "$top"
-      echo
+      top_functions "$out" "$top"
     fi
   fi
   if [[ "$tool" == strace || "$tool" == both ]]; then
