@@ -112,8 +112,7 @@ void NamespaceMetadata(json::Value& ns) {
 informer::InformerOptions CacheOptions(const framework::Watch& watch,
                                        const kube::GroupVersionResource& gvr) {
   informer::InformerOptions io;
-  io.gvr = gvr;
-  io.name = gvr.resource;
+  io.gvr = gvr;  // named "<resource>.<group>" (Informer::Name): both PodGroups are "podgroups"
   if (!watch.owned_by_trainjob) {
     return io;  // managedFields stripped (the default)
   }

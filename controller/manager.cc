@@ -213,7 +213,7 @@ informer::Informer& ManagerImpl::AddInformer(const GroupVersionKind& gvk,
 
 Status ManagerImpl::AddTrainJobAndRuntimeCaches() {
   auto plain = [](const kube::GroupVersionResource& gvr) {
-    return informer::InformerOptions{.gvr = gvr, .name = gvr.resource};
+    return informer::InformerOptions{.gvr = gvr};
   };
   trainjobs_ = &AddInformer(api::kTrainJobGVK, plain(kube::kTrainJobs));
   trs_ = &AddInformer(api::kTrainingRuntimeGVK, plain(kube::kTrainingRuntimes));
@@ -231,8 +231,7 @@ Status ManagerImpl::AddTrainJobAndRuntimeCaches() {
 void ManagerImpl::AddNamespaceCache() {
   namespaces_ = std::make_unique<informer::Informer>(
       *client_,
-      informer::InformerOptions{
-          .gvr = kube::kNamespaces, .transform = NamespaceMetadata, .name = "namespaces"});
+      informer::InformerOptions{.gvr = kube::kNamespaces, .transform = NamespaceMetadata});
   cache_.Add({"", "v1", "Namespace"}, &namespaces_->store());
 }
 

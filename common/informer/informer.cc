@@ -89,7 +89,10 @@ void Informer::Prepare(json::Value& obj) const {
 namespace {
 
 std::string InformerName(const InformerOptions& o) {
-  return o.name.empty() ? o.gvr.ToString() : o.name;
+  if (!o.name.empty()) return o.name;
+  // Resources of the same name in two groups (Volcano's and scheduler-plugins' "podgroups")
+  // need the group to be told apart; the version does not.
+  return o.gvr.group.empty() ? o.gvr.resource : o.gvr.resource + "." + o.gvr.group;
 }
 
 }  // namespace

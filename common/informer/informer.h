@@ -59,7 +59,7 @@ struct InformerOptions {
   flowcontrol::BackoffPolicy backoff = flowcontrol::BackoffPolicy::Reflector();
   std::chrono::seconds watch_timeout{0};            // 0 = random 5-10 min
   std::chrono::milliseconds watch_idle_timeout{0};  // 0 = see kube::WatchOptions
-  std::string name;                                 // for logs; defaults to the resource
+  std::string name;  // for logs and probes; defaults to "<resource>.<group>" (see Name())
 };
 
 struct EventHandler {
@@ -92,7 +92,7 @@ class Informer {
   // Waits for HasSynced; false on timeout or stop.
   bool WaitForSync(std::chrono::milliseconds timeout) const;
 
-  // InformerOptions::name, or the resource when it is empty; for logs and probes.
+  // InformerOptions::name, else Go's GroupResource form: "podgroups.scheduling.volcano.sh".
   std::string Name() const;
   // Why the cache is not synced: the error of the latest failed list (OK before the first
   // attempt and once a list succeeds), e.g. NotFound while the resource is not served because its

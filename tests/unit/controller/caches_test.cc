@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/informer/informer.h"
+#include "common/kube/rest_mapper.h"
 #include "common/kube/testing/fake_client.h"
 #include "common/kube/watch_decoder.h"
 #include "runtime/api/kinds.h"
@@ -99,6 +100,22 @@ TEST_CASE("JobSet lists leave out pod templates and managedFields' field sets") 
   CHECK(has({"spec", "replicatedJobs", "*", "template"}));
   CHECK(has({"metadata", "managedFields", "*", "fieldsV1"}));
   CHECK_FALSE(has({"metadata", "managedFields"}));  // the managers stay
+}
+
+TEST_CASE("Informers of resources with the same name in two groups have different names") {
+  kube::testing::FakeClient client;
+  auto name = [&](const kube::GroupVersionKind& gvk) {
+    StatusOr<const kube::ResourceMapping*> m = kube::MappingFor(gvk);
+    REQUIRE(m.ok());
+    return informer::Informer(client,
+                              CacheOptions({.gvk = gvk, .owned_by_trainjob = true}, (*m)->gvr))
+        .Name();
+  };
+  // What `informer synced` logs and the readiness probe lists while a cache waits.
+  CHECK(name(api::kVolcanoPodGroupGVK) == "podgroups.scheduling.volcano.sh");
+  CHECK(name(api::kSchedulerPluginsPodGroupGVK) == "podgroups.scheduling.x-k8s.io");
+  CHECK(name(api::kJobSetGVK) == "jobsets.jobset.x-k8s.io");
+  CHECK(name(api::kConfigMapGVK) == "configmaps");
 }
 
 }  // namespace
