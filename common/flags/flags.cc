@@ -1,6 +1,7 @@
 // FlagSet and the value kinds (see flags.h).
 #include "common/flags/flags.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -288,6 +289,19 @@ std::optional<int> ExitEarly(std::string_view program, const Status& parsed, boo
     return 0;
   }
   return std::nullopt;
+}
+
+std::optional<int> ParseMain(FlagSet& fs, int argc, const char* const* argv,
+                             const std::vector<std::string>& required, std::ostream& out,
+                             std::ostream& err) {
+  Status parsed = fs.Parse(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+  for (const std::string& name : required) {
+    if (!parsed.ok() || fs.help()) break;
+    if (!fs.Given(name)) {
+      parsed = InvalidArgumentError("flag " + Quote(Dashed(name)) + " is required");
+    }
+  }
+  return ExitEarly(fs.program(), parsed, fs.help(), fs.help() ? fs.Usage() : "", out, err);
 }
 
 }  // namespace trainer::flags

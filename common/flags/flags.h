@@ -97,6 +97,7 @@ class FlagSet {
   // configuration file.
   bool Given(std::string_view name) const { return given_.count(std::string(name)) > 0; }
   bool help() const { return help_; }
+  const std::string& program() const { return program_; }
 
   // "Usage: <program> [flags]", the about paragraph, then each flag with its help and default.
   std::string Usage() const;
@@ -115,6 +116,13 @@ class FlagSet {
 // printed the usage to `out` (--help: 0) or "<program>: <error>" to `err` (2).
 std::optional<int> ExitEarly(std::string_view program, const Status& parsed, bool help,
                              const std::string& usage, std::ostream& out, std::ostream& err);
+
+// A small main's flags in one call (the benchmarks' drivers): parses argv[1..] into `fs` and
+// checks that each flag of `required` was given (`flag "--file" is required`); then as ExitEarly.
+//   if (std::optional<int> code = flags::ParseMain(fs, argc, argv, {"file"})) return *code;
+std::optional<int> ParseMain(FlagSet& fs, int argc, const char* const* argv,
+                             const std::vector<std::string>& required = {},
+                             std::ostream& out = std::cout, std::ostream& err = std::cerr);
 
 // The same for a binary's StatusOr<Options> with a `help` member, on stdout and stderr.
 template <typename Options>

@@ -6,11 +6,11 @@
 // name without "{name}" is replaced whole). A worker sends the objects of one set concurrently,
 // one thread each, and moves on when all are answered: what a controller worker does in one
 // reconcile pass. With --in-order it sends them one after another in --file order instead, as
-// a controller that keeps upstream's apply order does (snapshot ConfigMap, then the JobSet). The benchmark uses it to create the TrainJobs and to measure the floor: the
-// controller's writes (snapshot ConfigMap + JobSet per TrainJob) or the JobSets alone; the
-// admission benchmark (hack/bench/admission) sends server-side dry-run creates (--dry-run:
-// admission runs, nothing is stored). The output also has each request's latency: mean, p50,
-// p90, p99 and max in milliseconds.
+// a controller that keeps upstream's apply order does (snapshot ConfigMap, then the JobSet). The
+// benchmark uses it to create the TrainJobs and to measure the floor: the controller's writes
+// (snapshot ConfigMap + JobSet per TrainJob) or the JobSets alone; the admission benchmark
+// (hack/bench/admission) sends server-side dry-run creates (--dry-run: admission runs, nothing is
+// stored). The output also has each request's latency: mean, p50, p90, p99 and max in milliseconds.
 // With --owners FILE (lines "<name> <uid>"), an ownerReference named "{name}" in a template is
 // given set i's name and that name's uid from FILE: objects owned by existing TrainJobs, as the
 // controller writes them (ownerReferences are what the garbage collector tracks).
@@ -26,11 +26,13 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/files/files.h"
+#include "common/flags/flags.h"
 #include "common/kube/curl/client.h"
 #include "common/kube/curl/config.h"
 #include "common/kube/meta.h"
@@ -48,38 +50,6 @@ struct Args {
   bool dry_run = false;
   bool in_order = false;
 };
-
-bool ParseArgs(int argc, char** argv, Args* a) {
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (k == "--kubeconfig")
-      a->kubeconfig = next();
-    else if (k == "--file")
-      a->files.push_back(next());
-    else if (k == "--namespace")
-      a->ns = next();
-    else if (k == "--prefix")
-      a->prefix = next();
-    else if (k == "--field-manager")
-      a->field_manager = next();
-    else if (k == "--count")
-      a->count = std::stoi(next());
-    else if (k == "--concurrency")
-      a->concurrency = std::stoi(next());
-    else if (k == "--create")
-      a->create = true;
-    else if (k == "--dry-run")
-      a->dry_run = true;
-    else if (k == "--in-order")
-      a->in_order = true;
-    else if (k == "--owners")
-      a->owners = next();
-    else
-      return false;
-  }
-  return !a->files.empty() && a->count > 0 && a->concurrency > 0;
-}
 
 // "<name> <uid>" per line.
 std::map<std::string, std::string> ReadOwners(const std::string& path) {
@@ -111,13 +81,30 @@ bool SetOwners(trainer::json::Value& obj, const std::string& base,
 int main(int argc, char** argv) {
   using namespace trainer;
   Args args;
-  if (!ParseArgs(argc, argv, &args)) {
-    std::fprintf(stderr,
-                 "usage: trainer-bench-apply --file F [--file F2 ...] [--kubeconfig K] "
-                 "[--namespace NS] [--prefix P] [--count N] [--concurrency C] [--create] "
-                 "[--dry-run] [--in-order] [--owners FILE]\n");
-    return 2;
-  }
+  flags::FlagSet fs(
+      "trainer-bench-apply",
+      "Sends --count sets of objects (one per --file) to the apiserver with --concurrency "
+      "workers and prints the seconds and latencies as JSON (see bench_apply.cc).",
+      {
+          {"kubeconfig", "The kubeconfig; default: $KUBECONFIG, in-cluster, ~/.kube/config.",
+           flags::String(&args.kubeconfig, "FILE")},
+          {"file", "An object template; repeatable, one object of each per set.",
+           flags::Append(&args.files, "FILE")},
+          {"namespace", "The objects' namespace.", flags::String(&args.ns, "NS")},
+          {"prefix", "Set i's objects are named <prefix>-<i>.", flags::String(&args.prefix, "P")},
+          {"field-manager", "The server-side apply field manager.",
+           flags::String(&args.field_manager, "NAME")},
+          {"count", "Sets.", flags::Int(&args.count, 1, 100'000'000)},
+          {"concurrency", "Workers.", flags::Int(&args.concurrency, 1, 100'000)},
+          {"create", "POST instead of a server-side apply.", flags::Bool(&args.create)},
+          {"dry-run", "Server-side dry run: admission runs, nothing is stored.",
+           flags::Bool(&args.dry_run)},
+          {"in-order", "Send a set's objects one after another in --file order.",
+           flags::Bool(&args.in_order)},
+          {"owners", "Lines \"<name> <uid>\": the uids of the \"{name}\" ownerReferences.",
+           flags::String(&args.owners, "FILE")},
+      });
+  if (std::optional<int> code = flags::ParseMain(fs, argc, argv, {"file"})) return *code;
   struct Template {
     json::Value obj;
     const kube::ResourceMapping* mapping = nullptr;

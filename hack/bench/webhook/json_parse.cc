@@ -8,12 +8,13 @@
 // controller's watches parse; --skip leaves a path out as json::SkipPaths does (dots between
 // keys). Prints the bytes parsed per document and the count.
 #include <cstdio>
-#include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/files/files.h"
+#include "common/flags/flags.h"
 #include "common/json/json.h"
 
 namespace trainer::bench {
@@ -38,28 +39,22 @@ std::vector<std::string> SplitDots(std::string_view path) {
 
 int Main(int argc, char** argv) {
   std::string file, event;
-  json::SkipPaths skip;
+  std::vector<std::string> skips;
   int count = 1000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string_view flag = argv[i];
-    if (flag == "--file") {
-      file = argv[i + 1];
-    } else if (flag == "--event") {
-      event = argv[i + 1];
-    } else if (flag == "--skip") {
-      skip.Add(SplitDots(argv[i + 1]));
-    } else if (flag == "--count") {
-      count = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
-  if (file.empty()) {
-    std::fprintf(stderr, "usage: %s --file FILE [--event TYPE] [--skip PATH] [--count N]\n",
-                 argv[0]);
-    return 2;
-  }
+  flags::FlagSet fs("trainer-bench-json-parse",
+                    "Parses one JSON document --count times, for callgrind "
+                    "(hack/bench/webhook/parse_cost.sh).",
+                    {
+                        {"file", "The document.", flags::String(&file, "FILE")},
+                        {"event", "Wrap the document as a watch event of this type.",
+                         flags::String(&event, "TYPE")},
+                        {"skip", "A path to leave out (keys between dots, * for any); repeatable.",
+                         flags::Append(&skips, "PATH")},
+                        {"count", "Parses.", flags::Int(&count, 0, 1'000'000'000)},
+                    });
+  if (std::optional<int> code = flags::ParseMain(fs, argc, argv, {"file"})) return *code;
+  json::SkipPaths skip;
+  for (const std::string& path : skips) skip.Add(SplitDots(path));
   StatusOr<std::string> text = files::ReadFile(file);
   if (!text.ok()) {
     std::fprintf(stderr, "%s\n", text.status().ToString().c_str());

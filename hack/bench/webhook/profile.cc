@@ -9,13 +9,13 @@
 //       --body hack/bench/webhook/trainjob-create.json --path validate|mutate [--count 1000]
 // Prints the first reply (so a run shows what it measured) and the count.
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/files/files.h"
+#include "common/flags/flags.h"
 #include "common/kube/meta.h"
 #include "common/metrics/metrics.h"
 #include "runtime/core/registry.h"
@@ -39,26 +39,18 @@ int Main(int argc, char** argv) {
   std::vector<std::string> runtimes;
   std::string body_file, which;
   int count = 1000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--runtimes") {
-      runtimes.push_back(argv[i + 1]);
-    } else if (flag == "--body") {
-      body_file = argv[i + 1];
-    } else if (flag == "--path") {
-      which = argv[i + 1];
-    } else if (flag == "--count") {
-      count = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
-  if (runtimes.empty() || body_file.empty() || (which != "validate" && which != "mutate")) {
-    std::fprintf(stderr,
-                 "usage: %s --runtimes FILE --body FILE --path validate|mutate [--count N]\n",
-                 argv[0]);
-    return 2;
+  flags::FlagSet fs("trainer-bench-webhook-profile",
+                    "Serves one AdmissionReview --count times without sockets, for callgrind "
+                    "(hack/bench/webhook/callgrind.sh).",
+                    {
+                        {"runtimes", "Runtimes, as trainer-webhook --offline-runtimes; repeatable.",
+                         flags::Append(&runtimes, "FILE")},
+                        {"body", "The AdmissionReview.", flags::String(&body_file, "FILE")},
+                        {"path", "The webhook.", flags::OneOf(&which, {"validate", "mutate"})},
+                        {"count", "Requests.", flags::Int(&count, 0, 1'000'000'000)},
+                    });
+  if (std::optional<int> code = flags::ParseMain(fs, argc, argv, {"runtimes", "body", "path"})) {
+    return *code;
   }
   StatusOr<std::string> body = files::ReadFile(body_file);
   if (!body.ok()) {

@@ -121,6 +121,39 @@ TEST_CASE("ExitEarly: usage on stdout and 0, one error line on stderr and 2") {
   CHECK(err.str() == "prog: unknown flag \"-x\"\n");
 }
 
+TEST_CASE("ParseMain: flags, required ones, exit codes as ExitEarly's") {
+  std::string file;
+  int count = 1000;
+  auto run = [&](std::vector<const char*> argv, std::string* out_text, std::string* err_text) {
+    file.clear();
+    count = 1000;
+    FlagSet fs("prog", "Does things.",
+               {{"file", "Input.", String(&file, "FILE")}, {"count", "N.", Int(&count, 0, 10)}});
+    std::ostringstream out, err;
+    argv.insert(argv.begin(), "prog");
+    std::optional<int> code =
+        ParseMain(fs, static_cast<int>(argv.size()), argv.data(), {"file"}, out, err);
+    *out_text = out.str();
+    *err_text = err.str();
+    return code;
+  };
+  std::string out, err;
+  CHECK(run({"--file", "f", "--count=3"}, &out, &err) == std::nullopt);
+  CHECK(file == "f");
+  CHECK(count == 3);
+  CHECK(out + err == "");
+  CHECK(run({"--count", "3"}, &out, &err) == 2);
+  CHECK(err == "prog: flag \"--file\" is required\n");
+  CHECK(run({"--file", "f", "--nope", "x"}, &out, &err) == 2);
+  CHECK(err == "prog: unknown flag \"--nope\"\n");
+  CHECK(run({"--file"}, &out, &err) == 2);
+  CHECK(err == "prog: flag \"--file\" needs a value\n");
+  CHECK(run({"--file", "f", "--count", "11"}, &out, &err) == 2);
+  CHECK(run({"-h"}, &out, &err) == 0);  // help needs no required flag
+  CHECK(out.rfind("Usage: prog [flags]", 0) == 0);
+  CHECK(err == "");
+}
+
 TEST_CASE("Go durations") {
   CHECK(*ParseGoDuration("15s") == std::chrono::seconds(15));
   CHECK(*ParseGoDuration("1m30s") == std::chrono::seconds(90));
