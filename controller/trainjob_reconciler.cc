@@ -299,7 +299,8 @@ ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_v
     if (deps_.observer) deps_.observer->State(key, "");
     return {};
   }
-  StatusOr<api::TrainJob> job = api::DecodeTrainJob(*live);
+  // The document moves into job->raw (no copy of it per pass): the pass reads it there.
+  StatusOr<api::TrainJob> job = api::DecodeTrainJob(std::move(*live));
   if (!job.ok()) {
     return {job.status().WithContext("decoding TrainJob " + key)};
   }
@@ -307,18 +308,17 @@ ReconcileResult TrainJobReconciler::Reconcile(std::string_view ns, std::string_v
   if (deps_.overlay != nullptr) {
     scope.emplace(*deps_.overlay);
   }
-  return ReconcileTrainJob(key, *live, *job);
+  return ReconcileTrainJob(key, *job);
 }
 
-ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
-                                                      const json::Value& live, api::TrainJob& job) {
+ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key, api::TrainJob& job) {
   const api::TrainJobStatus prev = api::Clone(job.status);
   // Being deleted (a foreground deletion, or the namespace's): the garbage collector is removing
   // the owned objects and waits for them; applying them again would re-create them for as long
   // as the TrainJob exists, and the deletion would never finish (in a terminating namespace
   // every write is refused). Upstream v2.3.0 has no such check and re-creates them at its
   // client's rate limit.
-  const bool deleting = BeingDeleted(live);
+  const bool deleting = BeingDeleted(job.raw);
   const std::string runtime_key = api::RuntimeRegistryKey(job.spec.runtime_ref);
   core::Runtime* runtime = deps_.runtimes ? deps_.runtimes(runtime_key) : nullptr;
   ObjectsOutcome objects;
@@ -328,7 +328,7 @@ ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
     SetCondition(job, api::kConditionFailed, "True", api::kReasonRuntimeNotSupported,
                  "unsupported runtime: " + runtime_key);
   } else if (!framework::IsTrainJobFinished(job) && !deleting) {
-    objects = ReconcileObjects(*runtime, live, job);
+    objects = ReconcileObjects(*runtime, job);
   }
   SetSuspendedCondition(job);
   Status err = objects.error;
@@ -348,7 +348,6 @@ ReconcileResult TrainJobReconciler::ReconcileTrainJob(const std::string& key,
 }
 
 TrainJobReconciler::ObjectsOutcome TrainJobReconciler::ReconcileObjects(core::Runtime& runtime,
-                                                                        const json::Value& live,
                                                                         api::TrainJob& job) {
   ObjectsOutcome out;
   StatusOr<std::vector<json::Value>> objects = runtime.NewObjects(job);
@@ -362,7 +361,7 @@ TrainJobReconciler::ObjectsOutcome TrainJobReconciler::ReconcileObjects(core::Ru
     if (out.jobset_created && deps_.observer) deps_.observer->ObjectsApplied(job);
     return out;
   }
-  RecordFailure(live, out.error);
+  RecordFailure(job.raw, out.error);
   SetCondition(
       job, api::kConditionResourcesCreationFailed, "True",
       out.build_failed ? api::kReasonBuildFailed : api::kReasonApplyFailed,

@@ -107,13 +107,12 @@ class TrainJobReconciler {
   // The TrainJob is being deleted: its own deletionTimestamp, or its namespace's (from the
   // reader's Namespace cache, when there is one) set after the TrainJob was created.
   bool BeingDeleted(const json::Value& trainjob) const;
-  // Everything after the skip: objects, conditions, status, deadline, the status patch.
-  ReconcileResult ReconcileTrainJob(const std::string& key, const json::Value& live,
-                                    api::TrainJob& job);
+  // Everything after the skip: objects, conditions, status, deadline, the status patch. The
+  // live document is job.raw, which the pass only reads.
+  ReconcileResult ReconcileTrainJob(const std::string& key, api::TrainJob& job);
   // Upstream's reconcileObjects (build, then apply), plus our ResourcesCreationFailed
   // condition and the event.
-  ObjectsOutcome ReconcileObjects(core::Runtime& runtime, const json::Value& live,
-                                  api::TrainJob& job);
+  ObjectsOutcome ReconcileObjects(core::Runtime& runtime, api::TrainJob& job);
   ObjectsOutcome ApplyObjects(std::vector<json::Value> objects);
   // Applies `wave` concurrently; false (and `out` says why) when one failed.
   bool ApplyWave(const std::vector<Pending*>& wave, ObjectsOutcome& out);
