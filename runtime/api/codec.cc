@@ -18,6 +18,8 @@ namespace {
 
 using decode_util::CopyObject;
 using decode_util::Field;
+using decode_util::Keep;
+using decode_util::Kept;
 using decode_util::Put;
 using decode_util::ReadArray;
 using decode_util::ReadBool;
@@ -123,10 +125,10 @@ Status DecodeRuntimeRef(const json::Value& obj, const std::string& path, Runtime
   return OkStatus();
 }
 
-Status DecodeInitializerSource(const json::Value& obj, const std::string& path,
+Status DecodeInitializerSource(const json::Value& obj, const std::string& path, Keep keep,
                                DatasetOrModelInitializer* out) {
   RETURN_IF_ERROR(ReadString(obj, "storageUri", path, &out->storage_uri));
-  RETURN_IF_ERROR(ReadJson(obj, "env", path, json::Type::kArray, &out->env));
+  RETURN_IF_ERROR(ReadJson(obj, "env", path, json::Type::kArray, &out->env, keep));
   const json::Value* secret_ref = nullptr;
   RETURN_IF_ERROR(ReadObject(obj, "secretRef", path, &secret_ref));
   if (secret_ref != nullptr) {
@@ -138,27 +140,29 @@ Status DecodeInitializerSource(const json::Value& obj, const std::string& path,
   return OkStatus();
 }
 
-Status DecodeInitializer(const json::Value& obj, const std::string& path, Initializer* out) {
+Status DecodeInitializer(const json::Value& obj, const std::string& path, Keep keep,
+                         Initializer* out) {
   const json::Value* dataset = nullptr;
   RETURN_IF_ERROR(ReadObject(obj, "dataset", path, &dataset));
   if (dataset != nullptr) {
     out->dataset.emplace();
-    RETURN_IF_ERROR(DecodeInitializerSource(*dataset, Child(path, "dataset"), &*out->dataset));
+    RETURN_IF_ERROR(
+        DecodeInitializerSource(*dataset, Child(path, "dataset"), keep, &*out->dataset));
   }
   const json::Value* model = nullptr;
   RETURN_IF_ERROR(ReadObject(obj, "model", path, &model));
   if (model != nullptr) {
     out->model.emplace();
-    RETURN_IF_ERROR(DecodeInitializerSource(*model, Child(path, "model"), &*out->model));
+    RETURN_IF_ERROR(DecodeInitializerSource(*model, Child(path, "model"), keep, &*out->model));
   }
   return OkStatus();
 }
 
 // Quantities of limits/requests are parsed and rewritten in canonical form, as a Go client
 // decoding into corev1.ResourceRequirements and encoding again would.
-Status DecodeResources(const json::Value& v, const std::string& path, json::Value* out) {
+Status DecodeResources(const json::Value& v, const std::string& path, Keep keep, json::Value* out) {
   if (!v.IsObject()) return WrongType(path, "object", v);
-  json::Value resources = v.Clone();
+  json::Value resources = Kept(v, keep);
   for (std::string_view list : {"limits", "requests"}) {
     json::Value* quantities = resources.Find(list);
     if (quantities == nullptr || quantities->IsNull()) continue;
@@ -179,15 +183,15 @@ Status DecodeResources(const json::Value& v, const std::string& path, json::Valu
   return OkStatus();
 }
 
-Status DecodeTrainer(const json::Value& obj, const std::string& path, Trainer* out) {
+Status DecodeTrainer(const json::Value& obj, const std::string& path, Keep keep, Trainer* out) {
   RETURN_IF_ERROR(ReadString(obj, "image", path, &out->image));
   RETURN_IF_ERROR(ReadStringList(obj, "command", path, &out->command));
   RETURN_IF_ERROR(ReadStringList(obj, "args", path, &out->args));
-  RETURN_IF_ERROR(ReadJson(obj, "env", path, json::Type::kArray, &out->env));
+  RETURN_IF_ERROR(ReadJson(obj, "env", path, json::Type::kArray, &out->env, keep));
   RETURN_IF_ERROR(ReadInt32(obj, "numNodes", path, &out->num_nodes));
   if (const json::Value* resources = Field(obj, "resourcesPerNode", path)) {
-    RETURN_IF_ERROR(
-        DecodeResources(*resources, Child(path, "resourcesPerNode"), &out->resources_per_node));
+    RETURN_IF_ERROR(DecodeResources(*resources, Child(path, "resourcesPerNode"), keep,
+                                    &out->resources_per_node));
   }
   RETURN_IF_ERROR(ReadInt32(obj, "numProcPerNode", path, &out->num_proc_per_node));
   return OkStatus();
@@ -340,7 +344,10 @@ Status DecodeRuntimePatch(const json::Value& obj, const std::string& path, Runti
   return OkStatus();
 }
 
-Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, TrainJobSpec* out) {
+// `keep` applies to env and resources. A runtimePatches entry's trainingRuntimeSpec is always
+// copied: the defaulting webhook answers from the received entries in TrainJob::raw.
+Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, Keep keep,
+                          TrainJobSpec* out) {
   const json::Value* sub = nullptr;
   RETURN_IF_ERROR(ReadObject(obj, "runtimeRef", path, &sub));
   if (sub != nullptr) {
@@ -350,13 +357,13 @@ Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, Train
   RETURN_IF_ERROR(ReadObject(obj, "initializer", path, &sub));
   if (sub != nullptr) {
     out->initializer.emplace();
-    RETURN_IF_ERROR(DecodeInitializer(*sub, Child(path, "initializer"), &*out->initializer));
+    RETURN_IF_ERROR(DecodeInitializer(*sub, Child(path, "initializer"), keep, &*out->initializer));
   }
   sub = nullptr;
   RETURN_IF_ERROR(ReadObject(obj, "trainer", path, &sub));
   if (sub != nullptr) {
     out->trainer.emplace();
-    RETURN_IF_ERROR(DecodeTrainer(*sub, Child(path, "trainer"), &*out->trainer));
+    RETURN_IF_ERROR(DecodeTrainer(*sub, Child(path, "trainer"), keep, &*out->trainer));
   }
   const json::Value* patches = nullptr;
   RETURN_IF_ERROR(ReadArray(obj, "runtimePatches", path, &patches));
@@ -778,7 +785,7 @@ StatusOr<TrainingRuntime> DecodeRuntimeDocument(const json::Value& doc,
 namespace {
 
 // Everything but TrainJob::raw.
-StatusOr<TrainJob> DecodeTrainJobFields(const json::Value& doc) {
+StatusOr<TrainJob> DecodeTrainJobFields(const json::Value& doc, Keep keep) {
   if (!doc.IsObject()) {
     return InvalidArgumentError("expected a TrainJob object, got " +
                                 std::string(json::DescribeType(doc)));
@@ -788,7 +795,7 @@ StatusOr<TrainJob> DecodeTrainJobFields(const json::Value& doc) {
   RETURN_IF_ERROR(DecodeObjectMeta(doc, &job.metadata));
   const json::Value* spec = nullptr;
   RETURN_IF_ERROR(decode_util::GetObject(doc, "spec", "spec", &spec));
-  if (spec != nullptr) RETURN_IF_ERROR(DecodeTrainJobSpec(*spec, "spec", &job.spec));
+  if (spec != nullptr) RETURN_IF_ERROR(DecodeTrainJobSpec(*spec, "spec", keep, &job.spec));
   if (const json::Value* status = Field(doc, "status", "")) {
     ASSIGN_OR_RETURN(job.status, DecodeTrainJobStatus(*status));
   }
@@ -798,13 +805,13 @@ StatusOr<TrainJob> DecodeTrainJobFields(const json::Value& doc) {
 }  // namespace
 
 StatusOr<TrainJob> DecodeTrainJob(const json::Value& doc) {
-  ASSIGN_OR_RETURN(TrainJob job, DecodeTrainJobFields(doc));
+  ASSIGN_OR_RETURN(TrainJob job, DecodeTrainJobFields(doc, Keep::kCopy));
   job.raw = doc.Clone();
   return job;
 }
 
 StatusOr<TrainJob> DecodeTrainJob(json::Value&& doc) {
-  ASSIGN_OR_RETURN(TrainJob job, DecodeTrainJobFields(doc));
+  ASSIGN_OR_RETURN(TrainJob job, DecodeTrainJobFields(doc, Keep::kMove));
   job.raw = std::move(doc);
   return job;
 }

@@ -2,6 +2,7 @@
 #include "runtime/api/decode_util.h"
 
 #include <limits>
+#include <utility>
 
 namespace trainer::api::decode_util {
 
@@ -178,13 +179,18 @@ Status ReadArray(const json::Value& obj, std::string_view key, std::string_view 
   return ReadContainer(obj, key, parent, &json::Value::IsArray, "array", out);
 }
 
+json::Value Kept(const json::Value& v, Keep keep) {
+  // The caller owns the (non-const) document: moving out of it is what it asked for.
+  return keep == Keep::kMove ? std::move(const_cast<json::Value&>(v)) : v.Clone();
+}
+
 Status ReadJson(const json::Value& obj, std::string_view key, std::string_view parent,
-                json::Type want, json::Value* out) {
+                json::Type want, json::Value* out, Keep keep) {
   if (t_recorder != nullptr) FieldPathRecorder::NoteKeptWhole(json::Child(parent, key));
   const json::Value* v = Field(obj, key, parent);
   if (v == nullptr) return OkStatus();
   if (v->type() != want) return WrongType(json::Child(parent, key), json::TypeName(want), *v);
-  *out = v->Clone();
+  *out = Kept(*v, keep);
   return OkStatus();
 }
 

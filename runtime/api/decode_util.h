@@ -50,9 +50,18 @@ Status ReadObject(const json::Value& obj, std::string_view key, std::string_view
 // Points `out` at obj[key] when it is an array; nullptr when absent or null.
 Status ReadArray(const json::Value& obj, std::string_view key, std::string_view parent,
                  const json::Value** out);
-// Copies obj[key] when it has type `want`; leaves `out` untouched when absent or null.
+// How a decoder keeps a sub-tree whole (env, resources): a copy, or, from a document the caller
+// gave away (DecodeTrainJob(json::Value&&)), the sub-tree itself, moved out with null left in
+// its place. The key keeps its position, so an encode over that document writes the typed value
+// back where it was.
+enum class Keep { kCopy, kMove };
+// `v` kept as `keep` says; kMove requires `v` to be part of a non-const document.
+json::Value Kept(const json::Value& v, Keep keep);
+
+// Copies (or, with Keep::kMove, moves) obj[key] when it has type `want`; leaves `out` untouched
+// when absent or null.
 Status ReadJson(const json::Value& obj, std::string_view key, std::string_view parent,
-                json::Type want, json::Value* out);
+                json::Type want, json::Value* out, Keep keep = Keep::kCopy);
 
 // json::GetString/GetInt/GetObject/GetArray (common/json) that also note `path`, the field's
 // whole path, for FieldPathRecorder. Decoders call these, not the json:: ones, or rather the

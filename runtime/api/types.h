@@ -119,7 +119,7 @@ struct TrainJob {
   ObjectMeta metadata;
   TrainJobSpec spec;
   TrainJobStatus status;
-  json::Value raw;  // the decoded document
+  json::Value raw;  // the decoded document (see DecodeTrainJob(json::Value&&) for its nulls)
 };
 
 // ---- TrainingRuntime / ClusterTrainingRuntime ----

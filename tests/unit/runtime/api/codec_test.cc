@@ -29,10 +29,15 @@ TrainingRuntime MustDecodeRuntime(const json::Value& doc) {
   return std::move(rt).value();
 }
 
+// The error of both decode forms (a document kept, one given away), which must agree.
 std::string TrainJobError(std::string_view text) {
-  StatusOr<TrainJob> job = DecodeTrainJob(J(text));
+  const json::Value kept = J(text);
+  StatusOr<TrainJob> job = DecodeTrainJob(kept);
   REQUIRE_FALSE(job.ok());
   CHECK(job.status().code() == StatusCode::kInvalidArgument);
+  StatusOr<TrainJob> moved = DecodeTrainJob(J(text));
+  REQUIRE_FALSE(moved.ok());
+  CHECK(moved.status() == job.status());
   return job.status().message();
 }
 
@@ -170,6 +175,41 @@ TEST_CASE("a fully populated TrainJob round-trips") {
   REQUIRE_JSON_EQ(EncodeTrainJob(job), doc);
   job.raw = json::Value();
   REQUIRE_JSON_EQ(EncodeTrainJob(job), doc);
+}
+
+TEST_CASE("a TrainJob document given away decodes as one kept, without copying env and resources") {
+  const json::Value doc = J(R"({
+    "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+    "metadata": {"name": "moved", "namespace": "ns"},
+    "spec": {
+      "initializer": {"dataset": {"env": [{"name": "X", "value": "1"}], "storageUri": "s3://b"},
+                      "model": {"env": [{"name": "Y", "value": "2"}]}},
+      "trainer": {"env": [{"name": "E", "value": "v"}], "image": "img",
+                  "resourcesPerNode": {"limits": {"cpu": 0.5}, "claims": [{"name": "c"}]},
+                  "numNodes": 2},
+      "runtimePatches": [{"manager": "acme.io/x", "trainingRuntimeSpec": {"template": {}}}],
+      "unknown": {"kept": true}}})");
+  const TrainJob kept = MustDecodeTrainJob(doc);
+  StatusOr<TrainJob> moved = DecodeTrainJob(doc.Clone());
+  REQUIRE(moved.ok());
+  // The same typed fields...
+  REQUIRE_JSON_EQ(moved->spec.trainer->env, kept.spec.trainer->env);
+  REQUIRE_JSON_EQ(moved->spec.trainer->resources_per_node, kept.spec.trainer->resources_per_node);
+  CHECK(json::Write(moved->spec.trainer->resources_per_node) ==
+        R"({"limits":{"cpu":"500m"},"claims":[{"name":"c"}]})");
+  REQUIRE_JSON_EQ(moved->spec.initializer->dataset->env, kept.spec.initializer->dataset->env);
+  REQUIRE_JSON_EQ(moved->spec.initializer->model->env, kept.spec.initializer->model->env);
+  REQUIRE_JSON_EQ(moved->spec.runtime_patches.at(0).training_runtime_spec,
+                  kept.spec.runtime_patches.at(0).training_runtime_spec);
+  // ...taken out of raw, with null left in their places (the keys keep their order)...
+  const json::Value& trainer = moved->raw["spec"]["trainer"];
+  CHECK(json::Write(trainer) ==
+        R"({"env":null,"image":"img","resourcesPerNode":null,"numNodes":2})");
+  CHECK(moved->raw["spec"]["initializer"]["dataset"]["env"].IsNull());
+  // ...except what the defaulting webhook answers from: received runtimePatches entries whole.
+  REQUIRE_JSON_EQ(moved->raw["spec"]["runtimePatches"], *doc.Find("spec")->Find("runtimePatches"));
+  // Encoding writes them back where they were: the same bytes as from the kept document.
+  CHECK(json::Write(EncodeTrainJob(*moved)) == json::Write(EncodeTrainJob(kept)));
 }
 
 TEST_CASE("a TrainJob built in code encodes only what is set") {
