@@ -45,6 +45,23 @@ const json::Value* SpecOf(const json::Value& doc) {
   return spec != nullptr && spec->IsObject() ? spec : nullptr;
 }
 
+// The decode (DecodeTrainJob(json::Value&&)) moved each received runtimePatches entry's
+// trainingRuntimeSpec into job.spec.runtime_patches[i], leaving null in job.raw. Puts a copy of
+// entry i's back into raw, for the answers that diff or copy whole received entries.
+void RestoreReceivedSpec(api::TrainJob& job, size_t i) {
+  json::Value* spec = job.raw.IsObject() ? job.raw.Find("spec") : nullptr;
+  json::Value* list = spec != nullptr && spec->IsObject() ? spec->Find("runtimePatches") : nullptr;
+  if (list == nullptr || !list->IsArray() || i >= list->size() ||
+      i >= job.spec.runtime_patches.size() || !list->at(i).IsObject()) {
+    return;
+  }
+  json::Value* slot = list->at(i).Find("trainingRuntimeSpec");
+  const json::Value& typed = job.spec.runtime_patches[i].training_runtime_spec;
+  if (slot != nullptr && slot->IsNull() && !typed.IsNull()) {
+    *slot = typed.Clone();
+  }
+}
+
 // Translates the received spec.podTemplateOverrides into job.spec.runtime_patches (replacing a
 // previous translation in place) and appends the warnings. Returns the index of the translated
 // entry (nullopt when nothing was translated); an error is the denial.
@@ -66,6 +83,7 @@ StatusOr<std::optional<size_t>> TranslateOverrides(api::TrainJob& job,
     auto& patches = job.spec.runtime_patches;
     translated_index = std::min(tr.index, patches.size());
     if (*translated_index < patches.size()) {
+      RestoreReceivedSpec(job, *translated_index);  // the received entry, for the diff
       patches[*translated_index] = std::move(patch);
     } else {
       patches.push_back(std::move(patch));
@@ -165,11 +183,18 @@ AdmissionResponse Default(api::TrainJob& job, const api::TrainJob* old, const st
   }
   const json::Value* spec = SpecOf(job.raw);
   const json::Value* received = spec != nullptr ? spec->Find("runtimePatches") : nullptr;
-  StatusOr<json::Value> ops = OnlyTimesChanged(job, received, *translated_index)
-                                  ? TimesPatch(job, *received)
-                                  : json::CreateJsonPatchAt("/spec/runtimePatches", received,
-                                                            RuntimePatchesAfterDefaulting(
-                                                                job, received, *translated_index));
+  const bool only_times = OnlyTimesChanged(job, received, *translated_index);
+  if (!only_times) {
+    // The diff of the whole list: the received entries as they came.
+    for (size_t i = 0; i < job.spec.runtime_patches.size(); ++i) {
+      if (i != *translated_index) RestoreReceivedSpec(job, i);
+    }
+  }
+  StatusOr<json::Value> ops =
+      only_times ? TimesPatch(job, *received)
+                 : json::CreateJsonPatchAt(
+                       "/spec/runtimePatches", received,
+                       RuntimePatchesAfterDefaulting(job, received, *translated_index));
   if (!ops.ok()) {
     return AdmissionResponse::Errored(500, "creating the patch: " + ops.status().message());
   }

@@ -330,12 +330,13 @@ Status CheckTrainingRuntimeSpecPatch(const json::Value& trs, std::string& path) 
   return OkStatus();
 }
 
-Status DecodeRuntimePatch(const json::Value& obj, const std::string& path, RuntimePatch* out) {
+Status DecodeRuntimePatch(const json::Value& obj, const std::string& path, Keep keep,
+                          RuntimePatch* out) {
   if (!obj.IsObject()) return WrongType(path, "object", obj);
   RETURN_IF_ERROR(ReadString(obj, "manager", path, &out->manager));
   RETURN_IF_ERROR(ReadTime(obj, "time", path, &out->time));
-  RETURN_IF_ERROR(
-      ReadJson(obj, "trainingRuntimeSpec", path, json::Type::kObject, &out->training_runtime_spec));
+  RETURN_IF_ERROR(ReadJson(obj, "trainingRuntimeSpec", path, json::Type::kObject,
+                           &out->training_runtime_spec, keep));
   if (!out->training_runtime_spec.IsNull()) {
     std::string trs_path = Child(path, "trainingRuntimeSpec");
     trs_path.reserve(trs_path.size() + 128);  // the levels the checks append
@@ -344,8 +345,7 @@ Status DecodeRuntimePatch(const json::Value& obj, const std::string& path, Runti
   return OkStatus();
 }
 
-// `keep` applies to env and resources. A runtimePatches entry's trainingRuntimeSpec is always
-// copied: the defaulting webhook answers from the received entries in TrainJob::raw.
+// `keep`: how env, resources and the runtimePatches entries' trainingRuntimeSpec are kept.
 Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, Keep keep,
                           TrainJobSpec* out) {
   const json::Value* sub = nullptr;
@@ -370,8 +370,8 @@ Status DecodeTrainJobSpec(const json::Value& obj, const std::string& path, Keep 
   if (patches != nullptr) {
     for (size_t i = 0; i < patches->size(); ++i) {
       RuntimePatch patch;
-      RETURN_IF_ERROR(
-          DecodeRuntimePatch(patches->at(i), Index(Child(path, "runtimePatches"), i), &patch));
+      RETURN_IF_ERROR(DecodeRuntimePatch(patches->at(i), Index(Child(path, "runtimePatches"), i),
+                                         keep, &patch));
       out->runtime_patches.push_back(std::move(patch));
     }
   }

@@ -34,11 +34,12 @@ namespace trainer::api {
 // A TrainJob document. apiVersion and kind, when present, must be trainer.kubeflow.org/v1alpha1
 // and TrainJob (list items from some clients omit them).
 StatusOr<TrainJob> DecodeTrainJob(const json::Value& doc);
-// The same, keeping `doc` itself as TrainJob::raw instead of a copy of it, and moving env and
-// resourcesPerNode into the typed fields instead of copying them: raw then holds null there (the
-// keys keep their places; EncodeTrainJob writes the typed values back). For callers that own
-// the document and read those parts through the typed fields (webhook, controller); the others
-// (trainer-render, which encodes what it read; anything keeping `doc`) use the form above.
+// The same, keeping `doc` itself as TrainJob::raw instead of a copy of it, and moving env,
+// resourcesPerNode and each runtimePatches entry's trainingRuntimeSpec into the typed fields
+// instead of copying them: raw then holds null there (the keys keep their places;
+// EncodeTrainJob writes the typed values back). For callers that own the document and read
+// those parts through the typed fields (webhook, controller); the others (trainer-render, which
+// encodes what it read; anything keeping `doc`) use the form above.
 StatusOr<TrainJob> DecodeTrainJob(json::Value&& doc);
 
 // A TrainingRuntime or ClusterTrainingRuntime document: apiVersion must be

@@ -265,6 +265,46 @@ spec:
   CHECK(resp.warnings.front().find("spec.podTemplateOverrides is deprecated") != std::string::npos);
 }
 
+TEST_CASE("defaulter: a translation's patch diffs the received entries as they came") {
+  // The decode moves each entry's trainingRuntimeSpec out of the received document; the answer
+  // that diffs the whole list must still see it (appended and replacing translations).
+  TrainJobDefaulter d([] { return std::string(kNow); });
+  for (const char* translated : {"", R"(
+    - manager: trainer.kubeflow.org/podtemplateoverrides
+      time: "2025-01-01T00:00:00Z"
+      trainingRuntimeSpec: {template: {metadata: {labels: {old: "1"}}}})"}) {
+    INFO(translated);
+    AdmissionRequest req = Request("CREATE", std::string(R"(
+metadata: {name: j, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  podTemplateOverrides:
+    - targetJobs: [{name: node}]
+      spec: {nodeSelector: {pool: gpu}}
+  runtimePatches:
+    - manager: example.com/a
+      time: "2025-05-05T05:05:05Z"
+      trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node}]}}})") +
+                                                 translated);
+    const json::Value received = req.object.Find("spec")->Find("runtimePatches")->Clone();
+    AdmissionResponse resp = d.Handle(req);
+    REQUIRE(resp.allowed);
+    json::Value got = Patched(req, resp);
+    const json::Value& patches = *got.Find("spec")->Find("runtimePatches");
+    REQUIRE(patches.size() == 2);
+    CHECK(json::Write(patches.at(0)) == json::Write(received.at(0)));
+    CHECK(
+        Canon(*patches.at(1).Find("trainingRuntimeSpec")) ==
+        R"({"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"gpu"}}}}}}]}}})");
+    // The patch is the diff from the received list (not from one missing what the decode
+    // moved out) to the answered one.
+    StatusOr<json::Value> want =
+        json::CreateJsonPatchAt("/spec/runtimePatches", &received, patches);
+    REQUIRE(want.ok());
+    CHECK(json::Write(resp.patch) == json::Write(*want));
+  }
+}
+
 TEST_CASE("defaulter re-translation on UPDATE keeps the entry's time when nothing changed") {
   TrainJobDefaulter d([] { return std::string(kNow); });
   constexpr char kSpec[] = R"(
