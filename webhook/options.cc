@@ -17,6 +17,11 @@ flags::FlagSet Flags(Options& o, std::string* gates) {
       {"webhook-threads",
        "HTTPS threads kept when idle; each open connection has one and more start on demand.",
        flags::Int(&o.threads, 1, 512)},
+      {"busy-poll",
+       "After each answer, poll the connection this long for the next request before sleeping "
+       "(at most one thread per two CPUs at once): CPU for latency, as a request arriving in "
+       "time is read without waking a sleeping thread. 0 disables.",
+       flags::Duration(&o.busy_poll, std::chrono::microseconds(0), std::chrono::milliseconds(10))},
       {"cert-management",
        "Issue, renew and rotate the serving certificate in-process, kept in Secret "
        "--webhook-secret-name, and keep caBundle of both webhook configurations (instead of "

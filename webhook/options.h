@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/http/server.h"
 #include "common/service/frame.h"
 #include "common/status/status.h"
 #include "runtime/features/features.h"
@@ -42,6 +43,8 @@ struct Options {
   std::chrono::milliseconds cert_report_interval{20000};
   std::string kubeconfig;
   size_t threads = 16;
+  // The webhook server's busy poll after each response (http::ServerOptions::busy_poll).
+  std::chrono::microseconds busy_poll = http::kDefaultBusyPoll;
   std::vector<std::string> offline_runtimes;
   // --feature-gates over the file's featureGates. TrainJobStatus serves the status server.
   features::FeatureGates feature_gates;

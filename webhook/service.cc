@@ -146,6 +146,7 @@ Status WebhookService::Init(const Options& options, service::Frame& frame) {
 
   http::ServerOptions server_options = mux_.ServerOptions(options.Address(), &certs);
   server_options.threads = options.threads;
+  server_options.busy_poll = options.busy_poll;
   http::Server& server = frame.AddServer("webhook", std::move(server_options));
   mux_.Mount(server);
   frame.probes().AddReadyz("readyz", [this, &certs, &server] {

@@ -141,7 +141,62 @@ std::string FormatGoDuration(std::chrono::milliseconds d) {
   return out + "s";
 }
 
+// Go's time.Duration.String() for whole microseconds: "50µs", "1.5ms" as "1500µs", "1s".
+std::string FormatGoDuration(std::chrono::microseconds d) {
+  if (d.count() % 1000 == 0) {
+    return FormatGoDuration(std::chrono::duration_cast<std::chrono::milliseconds>(d));
+  }
+  return std::to_string(d.count()) + "µs";
+}
+
+// ParseGoDuration in milliseconds, not rounded.
+StatusOr<double> ParseGoDurationMs(std::string_view text) {
+  const Status invalid = InvalidArgumentError("time: invalid duration " + Quote(text));
+  std::string_view s = text;
+  if (s == "0") return 0.0;
+  if (s.empty()) return invalid;
+  double total_ms = 0;
+  while (!s.empty()) {
+    size_t i = 0;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    if (i == 0) return invalid;
+    double n = std::strtod(std::string(s.substr(0, i)).c_str(), nullptr);
+    s.remove_prefix(i);
+    size_t j = 0;
+    while (j < s.size() && !std::isdigit(static_cast<unsigned char>(s[j])) && s[j] != '.') ++j;
+    std::string_view unit = s.substr(0, j);
+    s.remove_prefix(j);
+    static constexpr std::pair<std::string_view, double> kUnits[] = {
+        {"ns", 1e-6}, {"us", 1e-3}, {"µs", 1e-3},  {"ms", 1},
+        {"s", 1000},  {"m", 60000}, {"h", 3600000}};
+    double scale = 0;
+    for (const auto& [name, ms] : kUnits) {
+      if (unit == name) scale = ms;
+    }
+    if (scale == 0) return invalid;
+    total_ms += n * scale;
+  }
+  return total_ms;
+}
+
 }  // namespace
+
+Value Duration(std::chrono::microseconds* dest, std::chrono::microseconds min,
+               std::chrono::microseconds max) {
+  return {.placeholder = "DURATION",
+          .default_text = dest->count() == 0 ? "" : FormatGoDuration(*dest),
+          .set = [dest, min, max](std::string_view text) -> Status {
+            StatusOr<std::chrono::microseconds> d = ParseGoDurationMicros(text);
+            if (!d.ok()) return d.status();
+            if (*d < min || *d > max) {
+              return InvalidArgumentError(std::string(text) + " is out of range [" +
+                                          FormatGoDuration(min) + ", " + FormatGoDuration(max) +
+                                          "]");
+            }
+            *dest = *d;
+            return OkStatus();
+          }};
+}
 
 Value Duration(std::chrono::milliseconds* dest, std::chrono::milliseconds min) {
   return {.placeholder = "DURATION",
@@ -182,32 +237,13 @@ StatusOr<bool> ParseBool(std::string_view text) {
 }
 
 StatusOr<std::chrono::milliseconds> ParseGoDuration(std::string_view text) {
-  const Status invalid = InvalidArgumentError("time: invalid duration " + Quote(text));
-  std::string_view s = text;
-  if (s == "0") return std::chrono::milliseconds(0);
-  if (s.empty()) return invalid;
-  double total_ms = 0;
-  while (!s.empty()) {
-    size_t i = 0;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-    if (i == 0) return invalid;
-    double n = std::strtod(std::string(s.substr(0, i)).c_str(), nullptr);
-    s.remove_prefix(i);
-    size_t j = 0;
-    while (j < s.size() && !std::isdigit(static_cast<unsigned char>(s[j])) && s[j] != '.') ++j;
-    std::string_view unit = s.substr(0, j);
-    s.remove_prefix(j);
-    static constexpr std::pair<std::string_view, double> kUnits[] = {
-        {"ns", 1e-6}, {"us", 1e-3}, {"µs", 1e-3},  {"ms", 1},
-        {"s", 1000},  {"m", 60000}, {"h", 3600000}};
-    double scale = 0;
-    for (const auto& [name, ms] : kUnits) {
-      if (unit == name) scale = ms;
-    }
-    if (scale == 0) return invalid;
-    total_ms += n * scale;
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+  ASSIGN_OR_RETURN(double ms, ParseGoDurationMs(text));
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+StatusOr<std::chrono::microseconds> ParseGoDurationMicros(std::string_view text) {
+  ASSIGN_OR_RETURN(double ms, ParseGoDurationMs(text));
+  return std::chrono::microseconds(std::llround(ms * 1000));
 }
 
 FlagSet::FlagSet(std::string program, std::string about, std::vector<Flag> flags)

@@ -59,6 +59,9 @@ Value Double(double* dest, double lo, double hi);
 // A Go duration ("15s", "1m30s", "500ms"; ParseGoDuration), at least `min`.
 Value Duration(std::chrono::milliseconds* dest,
                std::chrono::milliseconds min = std::chrono::milliseconds(0));
+// A Go duration to the microsecond ("50us", "50µs", "1ms", "0"), in [min, max].
+Value Duration(std::chrono::microseconds* dest, std::chrono::microseconds min,
+               std::chrono::microseconds max);
 // An integer in [lo, hi] (decimal).
 StatusOr<int64_t> ParseInt(std::string_view text, int64_t lo, int64_t hi);
 template <typename T>
@@ -78,6 +81,8 @@ StatusOr<bool> ParseBool(std::string_view text);
 // Go's time.ParseDuration for what flags and configuration files use ("15s", "1m30s", "500ms",
 // "2h", "0"); errors read `time: invalid duration "15x"` as Go's.
 StatusOr<std::chrono::milliseconds> ParseGoDuration(std::string_view text);
+// The same to the microsecond (rounded): "50us" is 50 microseconds, not 0 milliseconds.
+StatusOr<std::chrono::microseconds> ParseGoDurationMicros(std::string_view text);
 
 struct Flag {
   std::string name;  // as upstream spells it: "health-probe-bind-address", "v"

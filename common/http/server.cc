@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -557,13 +559,39 @@ class Leftovers {
   std::vector<void (*)()> clears_;
 };
 
+// Threads of this process in a busy poll now (ConnServer::BusyPoll), all servers together.
+std::atomic<int> busy_pollers{0};
+
+// One of the BusyPollLimit() places for a busy poll, while it lives; held() is false when all
+// were taken.
+class BusyPollPlace {
+ public:
+  BusyPollPlace() : held_(busy_pollers.fetch_add(1, std::memory_order_acq_rel) < BusyPollLimit()) {
+    if (!held_) {
+      busy_pollers.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+  ~BusyPollPlace() {
+    if (held_) {
+      busy_pollers.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+  BusyPollPlace(const BusyPollPlace&) = delete;
+  BusyPollPlace& operator=(const BusyPollPlace&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  const bool held_;
+};
+
 class ConnServer final : public internal::ConnectionServer {
  public:
   ConnServer(CertWatcher* certs, std::chrono::seconds request_read_timeout,
-             std::chrono::milliseconds stop_idle_grace)
+             std::chrono::milliseconds stop_idle_grace, std::chrono::microseconds busy_poll)
       : tls_(certs != nullptr),
         request_read_timeout_(request_read_timeout),
-        stop_idle_grace_(stop_idle_grace) {
+        stop_idle_grace_(stop_idle_grace),
+        busy_poll_(busy_poll) {
     if (tls_) {
       ctx_ = SSL_CTX_new(TLS_server_method());
     }
@@ -587,6 +615,12 @@ class ConnServer final : public internal::ConnectionServer {
     stop();
   }
   int open_connections() const { return open_.load(std::memory_order_acquire); }
+  BusyPollStats busy_poll_stats() const {
+    return {.hits = poll_hits_.load(std::memory_order_relaxed),
+            .misses = poll_misses_.load(std::memory_order_relaxed),
+            .skipped = poll_skipped_.load(std::memory_order_relaxed),
+            .spinning = busy_pollers.load(std::memory_order_relaxed)};
+  }
   // Before the server starts: answer the requests the fast path takes from `routes`.
   void SetFastRoutes(FastRoutes routes) { fast_ = std::move(routes); }
 
@@ -649,9 +683,12 @@ class ConnServer final : public internal::ConnectionServer {
   }
 
   // Waits up to keep_alive_timeout for the next request; once the server stops, only until the
-  // end of stop_idle_grace.
-  bool NextRequest(const ConnStream& strm, int sock) const {
+  // end of stop_idle_grace. After a response (`answered`), busy-polls first.
+  bool NextRequest(const ConnStream& strm, int sock, bool answered) {
     if (strm.Pending()) {
+      return true;
+    }
+    if (answered && BusyPoll(sock)) {
       return true;
     }
     auto deadline = std::chrono::steady_clock::now() + Limits().keep_alive_timeout;
@@ -677,6 +714,36 @@ class ConnServer final : public internal::ConnectionServer {
     }
   }
 
+  // Polls `sock` without blocking for up to busy_poll_ (ServerOptions::busy_poll says why): true
+  // once it is readable (a request, or the client closing). The thread yields between checks, so
+  // that runnable threads (the client's, other connections') run first. At most BusyPollLimit()
+  // threads spin at once: the others sleep at once, as do those of a stopping server.
+  bool BusyPoll(int sock) {
+    if (busy_poll_.count() <= 0 || !Listening()) {
+      return false;
+    }
+    BusyPollPlace place;
+    if (!place.held()) {
+      poll_skipped_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    const auto end = std::chrono::steady_clock::now() + busy_poll_;
+    for (;;) {
+      pollfd p{sock, POLLIN, 0};
+      const int r = poll(&p, 1, 0);
+      if (r > 0) {
+        poll_hits_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      }
+      if ((r < 0 && errno != EINTR) || std::chrono::steady_clock::now() >= end || !Listening()) {
+        break;  // an error is the blocking poll's to report
+      }
+      sched_yield();
+    }
+    poll_misses_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+
   bool Serve(ConnStream& strm, SSL* ssl, int sock) {
     bool ok = false;
     const internal::ConnectionLimits limits = Limits();
@@ -684,7 +751,8 @@ class ConnServer final : public internal::ConnectionServer {
     const std::string keep_alive = "timeout=" + std::to_string(limits.keep_alive_timeout.count()) +
                                    ", max=" + std::to_string(limits.keep_alive_max_count);
     Leftovers leftovers;
-    for (size_t left = limits.keep_alive_max_count; left > 0 && NextRequest(strm, sock); --left) {
+    const size_t max_count = limits.keep_alive_max_count;
+    for (size_t left = max_count; left > 0 && NextRequest(strm, sock, left < max_count); --left) {
       bool connection_closed = false;
       const bool close_connection = left == 1 || !Listening();
       // From its first byte a request has request_read_timeout to arrive whole, as Go's
@@ -839,6 +907,10 @@ class ConnServer final : public internal::ConnectionServer {
   FastRoutes fast_;
   const std::chrono::seconds request_read_timeout_;
   const std::chrono::milliseconds stop_idle_grace_;
+  const std::chrono::microseconds busy_poll_;
+  std::atomic<uint64_t> poll_hits_{0};
+  std::atomic<uint64_t> poll_misses_{0};
+  std::atomic<uint64_t> poll_skipped_{0};
   // steady_clock ticks; 0 (the epoch, long past) until BeginStop: a stopped server's idle
   // connections end at once unless BeginStop set a grace.
   std::atomic<int64_t> stop_deadline_ns_{0};
@@ -1013,6 +1085,18 @@ void ClearAfterResponse(void (*clear)()) {
 
 }  // namespace internal
 
+int BusyPollLimit() {
+  static const int limit = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0
+                         ? CPU_COUNT(&set)
+                         : static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, cpus / 2);
+  }();
+  return limit;
+}
+
 StatusOr<HostPort> ParseBindAddress(std::string_view address) {
   HostPort out;
   size_t colon = address.rfind(':');
@@ -1083,7 +1167,7 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)), routes_(std::make_unique<Routes>()) {
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxThreads);
   impl_ = std::make_unique<ConnServer>(options_.tls, options_.request_read_timeout,
-                                       options_.stop_idle_grace);
+                                       options_.stop_idle_grace, options_.busy_poll);
   const size_t threads = options_.threads;
   const size_t max_threads =
       std::clamp<size_t>(options_.max_threads, threads, kMaxConnectionThreads);
@@ -1199,6 +1283,10 @@ Status Server::Start() {
 }
 
 bool Server::running() const { return impl_->is_running(); }
+
+BusyPollStats Server::busy_poll_stats() const {
+  return static_cast<const ConnServer&>(*impl_).busy_poll_stats();
+}
 
 void Server::Stop() {
   if (!thread_.joinable()) {

@@ -8,11 +8,13 @@
 // admissions); a thread pool larger than the expected number of connections, because an idle
 // keep-alive connection holds its thread, and more threads are started on demand (up to
 // max_threads) so idle or slow clients cannot lock others out; read/write timeouts so a slow
-// client cannot hold a thread forever; a body limit. TLS is 1.2+ with ECDHE + AES-GCM/CHACHA20
-// only, and TLS connections run our own loop around httplib's request handling, so that each
-// response leaves as one TLS record (httplib's SSLServer sends its head and body as two). That
-// loop reads and answers the common requests itself (a POST with a Content-Length body, a GET),
-// byte for byte as httplib would, and leaves the rest to httplib (server.cc, ParseHead).
+// client cannot hold a thread forever; a body limit; a short busy poll of a keep-alive connection
+// after each response (ServerOptions::busy_poll), so the next request needs no wake-up. TLS is 1.2+
+// with ECDHE + AES-GCM/CHACHA20 only, and TLS connections run our own loop around httplib's request
+// handling, so that each response leaves as one TLS record (httplib's SSLServer sends its head and
+// body as two). That loop reads and answers the common requests itself (a POST with a
+// Content-Length body, a GET), byte for byte as httplib would, and leaves the rest to httplib
+// (server.cc, ParseHead).
 //
 //   http::Server server({.address = ":9443", .tls = &cert_watcher});
 //   server.Post("/validate-x", [](const http::Request& req, http::Response& res) { ... });
@@ -24,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -48,6 +51,9 @@ class CertWatcher;
 using Request = httplib::Request;
 using Response = httplib::Response;
 using Handler = std::function<void(const Request&, Response&)>;
+
+// ServerOptions::busy_poll's default, measured (docs/design/webhook.md, "Busy poll").
+inline constexpr std::chrono::microseconds kDefaultBusyPoll{50};
 
 struct ServerOptions {
   // "host:port", ":port" (all IPv4 interfaces) or "[v6]:port"; port 0 picks a free port.
@@ -78,6 +84,13 @@ struct ServerOptions {
   // transport (the kube-apiserver's webhook client) retries no POST. Under load every connection
   // carries its last request well within the grace. 0 closes idle connections at once.
   std::chrono::milliseconds stop_idle_grace{0};
+  // After a response on a keep-alive connection, poll it without blocking for up to this long
+  // (yielding the CPU between checks) before sleeping in poll(): a request arriving within the
+  // window is read at once, without the wake-up of a sleeping thread (on a VM, a halted vCPU),
+  // which is most of a request's latency on an idle machine. CPU for latency: at most this long
+  // per response, and at most BusyPollLimit() threads of the process spin at once (the others
+  // sleep at once). Never while the server stops. 0 disables.
+  std::chrono::microseconds busy_poll = kDefaultBusyPoll;
   // Called for a response with status >= 400 and an empty body (404 unknown path, 413 body too
   // large, ...), to write a body in the server's own format. Optional.
   Handler error_body;
@@ -119,6 +132,19 @@ void DestroyAfterResponse(T&& value) {
   kept.push_back(std::move(value));
 }
 
+// How many threads of this process may busy-poll at once: half the CPUs it may run on, at
+// least 1 (as Go lets at most GOMAXPROCS/2 Ms spin looking for work), so that many open
+// connections never turn into as many spinning threads.
+int BusyPollLimit();
+
+// What a Server's busy polls did (ServerOptions::busy_poll), for tests and diagnostics.
+struct BusyPollStats {
+  uint64_t hits = 0;     // the connection became readable within the window (a request, or EOF)
+  uint64_t misses = 0;   // the window ended first: then the thread slept in poll()
+  uint64_t skipped = 0;  // BusyPollLimit() threads were spinning: slept at once
+  int spinning = 0;      // threads of this process spinning now (all servers)
+};
+
 inline constexpr size_t kMaxThreads = 512;
 inline constexpr size_t kMaxConnectionThreads = 4096;
 
@@ -148,6 +174,7 @@ class Server {
   // The bound port (after Start()).
   int port() const { return port_; }
   bool running() const;
+  BusyPollStats busy_poll_stats() const;
   // Graceful: closes the listening socket, lets in-flight requests finish, joins the threads.
   void Stop();
 

@@ -7,23 +7,26 @@
 // answers (size, patches).
 //
 //   trainer-bench-null-webhook --cert-dir DIR [--port 0] [--threads 16]
-//       [--mutate-patch '[{"op":"add",...}]'] [--pad BYTES] [--status]
+//       [--mutate-patch '[{"op":"add",...}]'] [--pad BYTES] [--status] [--busy-poll 50us]
 // Prints "listening on PORT" once serving. --mutate-patch answers paths starting with /mutate
 // with that JSONPatch (base64, patchType JSONPatch), --pad adds a warning of BYTES characters to
 // every answer: both measure what a patch or a bigger response costs the apiserver. --status
 // answers what trainer-webhook and upstream's controller-runtime answer an allowed request
-// (kind first, "status":{"metadata":{},"code":200}): the same bytes, no work. GET /stats
+// (kind first, "status":{"metadata":{},"code":200}): the same bytes, no work. --busy-poll is
+// trainer-webhook's flag of that name (default: the same, the server's default). GET /stats
 // returns {"requests": N} (requests answered so far).
 #include <httplib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "common/encoding/base64.h"
+#include "common/flags/flags.h"
 #include "common/http/cert_watcher.h"
 #include "common/http/server.h"
 
@@ -50,6 +53,7 @@ int main(int argc, char** argv) {
   int port = 0;
   size_t threads = 16, pad = 0;
   bool status = false;
+  std::chrono::microseconds busy_poll = http::kDefaultBusyPoll;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -65,6 +69,13 @@ int main(int argc, char** argv) {
       pad = std::stoul(next());
     } else if (a == "--status") {
       status = true;
+    } else if (a == "--busy-poll") {
+      StatusOr<std::chrono::microseconds> d = flags::ParseGoDurationMicros(next());
+      if (!d.ok()) {
+        std::fprintf(stderr, "--busy-poll: %s\n", d.status().message().c_str());
+        return 2;
+      }
+      busy_poll = *d;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -88,8 +99,10 @@ int main(int argc, char** argv) {
                                                  : ",\"patch\":\"" + encoding::Base64Encode(patch) +
                                                        "\",\"patchType\":\"JSONPatch\"";
   std::atomic<uint64_t> requests{0};
-  http::Server server(
-      {.address = "127.0.0.1:" + std::to_string(port), .tls = &certs, .threads = threads});
+  http::Server server({.address = "127.0.0.1:" + std::to_string(port),
+                       .tls = &certs,
+                       .threads = threads,
+                       .busy_poll = busy_poll});
   auto answer = [&](const http::Request& req, http::Response& res) {
     const bool mutate = req.path.rfind("/mutate", 0) == 0;
     std::string body =

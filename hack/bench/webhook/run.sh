@@ -7,7 +7,8 @@
 # examples/), so the full validation path runs without a cluster; certificates are generated.
 #
 #   hack/bench/webhook/run.sh [--bin build/bin/trainer-webhook] [--duration 15] [--threads 64]
-#                             [--nice -10] [--rt] [--upstream] [--null] [--out BASE]
+#                             [--nice -10] [--rt] [--upstream] [--null] [--busy-poll 50us]
+#                             [--out BASE]
 # --nice runs the benchmark in its own session (so its own scheduler autogroup, which is what
 # CFS shares the CPUs between) at that niceness (negative values need root): on a machine shared
 # with compilers it then measures the webhook rather than the scheduler.
@@ -28,7 +29,11 @@
 # (--status; on mutate ours' JSONPatch, with the timestamp of the check at the start). Its req/s
 # and latency are this machine's floor for any webhook on that server: ours/null says how much
 # of a row is ours' handler, and whether a ratio to upstream is reachable here at all.
-# Each row also reads the servers' RSS (VmRSS) and peak RSS (VmHWM) right after its load.
+# --busy-poll passes that --busy-poll to trainer-webhook and to the null webhook alike (without
+# it both run with the server's default): how long a connection's thread polls for the next request
+# before sleeping (common/http/server.h, ServerOptions::busy_poll).
+# Each row also reads the servers' RSS (VmRSS) and peak RSS (VmHWM) right after its load, and the
+# CPU they used during it (utime + stime from /proc/PID/stat, in cores: CPU seconds per second).
 # Prints a markdown table and writes it with the results as JSON to BASE.txt and BASE.json
 # (default .local/bench/webhook-<UTC time>; hack/bench/plot.py draws docs/benchmarks/ from it).
 set -euo pipefail
@@ -44,6 +49,7 @@ rt=()
 upstream=0
 null=0
 out_base=""
+busy_poll=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
@@ -53,6 +59,7 @@ while [[ $# -gt 0 ]]; do
     --rt) rt=(chrt -r 10); shift ;;
     --upstream) upstream=1; shift ;;
     --null) null=1; shift ;;
+    --busy-poll) busy_poll=(--busy-poll "$2"); shift 2 ;;
     --out) out_base="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -96,7 +103,7 @@ trap cleanup EXIT
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "${rt[@]}" "$bin" --port="$port" --cert-dir="$work" --metrics-bind-address=0 --health-probe-bind-address=0 \
-  --webhook-threads="$threads" --offline-runtimes="$root/examples/runtimes/torch-distributed.yaml" \
+  --webhook-threads="$threads" "${busy_poll[@]}" --offline-runtimes="$root/examples/runtimes/torch-distributed.yaml" \
   >"$work/webhook.log" 2>&1 &
 pid=$!
 base="https://127.0.0.1:$port"
@@ -120,7 +127,7 @@ if ((null)); then
   ours_patch=$(python3 -c 'import base64, json, sys
 print(base64.b64decode(json.load(sys.stdin)["response"]["patch"]).decode())' <<<"$out")
   null_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  "${rt[@]}" "$null_bin" --cert-dir "$work" --port "$null_port" --threads "$threads" --status \
+  "${rt[@]}" "$null_bin" --cert-dir "$work" --port "$null_port" --threads "$threads" "${busy_poll[@]}" --status \
     --mutate-patch "$ours_patch" >"$work/null.log" 2>&1 &
   null_pid=$!
   for _ in $(seq 100); do
@@ -212,6 +219,16 @@ rss_of() {
     "/proc/$1/status"
 }
 
+# cpu_ticks_of <pid>: its utime + stime so far, in clock ticks.
+cpu_ticks_of() {
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+hz=$(getconf CLK_TCK)
+# cores <ticks before> <ticks after>: the CPU used over one row's load, in cores.
+cores() {
+  python3 -c "print(f'{($2 - $1) / $hz / $duration:.2f}')"
+}
+
 # run <url> <connections> <wrk threads> <rate or 0>: prints "rps p50 p99 errors"
 run() {
   local line
@@ -228,18 +245,20 @@ run() {
 
 # against <url> <pid> <p99 ratio: theirs/ours or ours/theirs>: the current row (conns,
 # wrk_threads, rate; ours' rps and p99) run against another server. Sets b_rps b_p50 b_p99 b_err
-# b_rss b_hwm and appends its cells, with the req/s ratio ours/theirs, to `line`.
+# b_rss b_hwm b_cpu and appends its cells, with the req/s ratio ours/theirs, to `line`.
 against() {
-  local ratio tail_ratio
+  local ratio tail_ratio ticks
+  ticks=$(cpu_ticks_of "$2")
   read -r b_rps b_p50 b_p99 b_err < <(run "$1" "$conns" "$wrk_threads" "$rate")
   read -r b_rss b_hwm < <(rss_of "$2")
+  b_cpu=$(cores "$ticks" "$(cpu_ticks_of "$2")")
   ratio=$(python3 -c "print(f'{$rps / max($b_rps, 1):.2f}')")
   if [[ "$3" == theirs/ours ]]; then
     tail_ratio=$(python3 -c "print(f'{$b_p99 / max($p99, 0.001):.1f}')")
   else
     tail_ratio=$(python3 -c "print(f'{$p99 / max($b_p99, 0.001):.1f}')")
   fi
-  line+=" $b_rps | $b_p50 | $b_p99 | $b_err | $b_rss | **$ratio** | $tail_ratio |"
+  line+=" $b_rps | $b_p50 | $b_p99 | $b_err | $b_rss | $b_cpu | **$ratio** | $tail_ratio |"
 }
 
 [[ -n "$out_base" ]] || out_base="$root/.local/bench/webhook-$(date -u +%Y%m%d-%H%M%S)"
@@ -251,51 +270,54 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $load_start, autogroup: $(cat /proc/self/autogroup), ${rt[*]:-no realtime}, $duration s per row"
 echo
 rows=("paced, 1 ms think time|1|1|1000" "paced, 4 ms think time per conn|16|2|4000" "max|1|1|0" "max|16|2|0")
-header="| webhook | load | connections | req/s | p50 ms | p99 ms | errors | RSS MB |"
-((upstream)) && header+=" upstream req/s | upstream p50 ms | upstream p99 ms | upstream errors | upstream RSS MB | **req/s ours/upstream** | p99 upstream/ours |"
-((null)) && header+=" null req/s | null p50 ms | null p99 ms | null errors | null RSS MB | **req/s ours/null** | p99 ours/null |"
+header="| webhook | load | connections | req/s | p50 ms | p99 ms | errors | RSS MB | CPU cores |"
+((upstream)) && header+=" upstream req/s | upstream p50 ms | upstream p99 ms | upstream errors | upstream RSS MB | upstream CPU cores | **req/s ours/upstream** | p99 upstream/ours |"
+((null)) && header+=" null req/s | null p50 ms | null p99 ms | null errors | null RSS MB | null CPU cores | **req/s ours/null** | p99 ours/null |"
 echo "$header"
 sed -E 's/[^|]+/---/g' <<<"$header"
 for name in validate mutate; do
   url=${!name}
   for row in "${rows[@]}"; do
     IFS='|' read -r load conns wrk_threads rate <<<"$row"
+    ticks=$(cpu_ticks_of "$pid")
     read -r rps p50 p99 err < <(run "$url" "$conns" "$wrk_threads" "$rate")
     read -r rss hwm < <(rss_of "$pid")
-    line="| $name | $load | $conns | $rps | $p50 | $p99 | $err | $rss |"
-    urps="" up50="" up99="" uerr="" urss="" uhwm=""
+    cpu=$(cores "$ticks" "$(cpu_ticks_of "$pid")")
+    line="| $name | $load | $conns | $rps | $p50 | $p99 | $err | $rss | $cpu |"
+    urps="" up50="" up99="" uerr="" urss="" uhwm="" ucpu=""
     if ((upstream)); then
       uurl_var="upstream_$name"
       against "${!uurl_var}" "$upstream_pid" theirs/ours
-      urps=$b_rps up50=$b_p50 up99=$b_p99 uerr=$b_err urss=$b_rss uhwm=$b_hwm
+      urps=$b_rps up50=$b_p50 up99=$b_p99 uerr=$b_err urss=$b_rss uhwm=$b_hwm ucpu=$b_cpu
     fi
-    nrps="" np50="" np99="" nerr="" nrss="" nhwm=""
+    nrps="" np50="" np99="" nerr="" nrss="" nhwm="" ncpu=""
     if ((null)); then
       nurl_var="null_$name"
       against "${!nurl_var}" "$null_pid" ours/theirs
-      nrps=$b_rps np50=$b_p50 np99=$b_p99 nerr=$b_err nrss=$b_rss nhwm=$b_hwm
+      nrps=$b_rps np50=$b_p50 np99=$b_p99 nerr=$b_err nrss=$b_rss nhwm=$b_hwm ncpu=$b_cpu
     fi
     echo "$line"
     printf '%s\t' "$name" "$load" "$conns" "$rate" "$rps" "$p50" "$p99" "$err" "$rss" "$hwm" \
       "$urps" "$up50" "$up99" "$uerr" "$urss" "$uhwm" "$nrps" "$np50" "$np99" "$nerr" "$nrss" \
-      >>"$rows_tsv"
-    printf '%s\n' "$nhwm" >>"$rows_tsv"
+      "$nhwm" "$cpu" "$ucpu" >>"$rows_tsv"
+    printf '%s\n' "$ncpu" >>"$rows_tsv"
   done
 done
 } | tee "$work/table.txt"
 
 # The same rows as JSON (benchlib's results document).
 python3 - "$rows_tsv" "$out_base" "$work/table.txt" "$load_start" "${rt[*]:-}" "$nice_level" \
-  "$duration" "$threads" "$upstream" "$null" <<'PY'
+  "$duration" "$threads" "$upstream" "$null" "${busy_poll[1]:-}" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["BENCH_ROOT"], "hack", "bench"))
 import benchlib
-rows_tsv, out, table, load_start, rt, nice, duration, threads, upstream, null = sys.argv[1:]
+rows_tsv, out, table, load_start, rt, nice, duration, threads, upstream, null, busy_poll = sys.argv[1:]
 num = lambda v: (float(v) if "." in v else int(v)) if v not in ("", None) else None
 keys = ["webhook", "load", "connections", "rate", "rps", "p50_ms", "p99_ms", "errors", "rss_mb",
         "peak_rss_mb", "upstream_rps", "upstream_p50_ms", "upstream_p99_ms", "upstream_errors",
         "upstream_rss_mb", "upstream_peak_rss_mb", "null_rps", "null_p50_ms", "null_p99_ms",
-        "null_errors", "null_rss_mb", "null_peak_rss_mb"]
+        "null_errors", "null_rss_mb", "null_peak_rss_mb", "cpu_cores", "upstream_cpu_cores",
+        "null_cpu_cores"]
 rows = []
 for line in open(rows_tsv):
     r = dict(zip(keys, line.rstrip("\n").split("\t")))
@@ -316,7 +338,8 @@ for line in open(rows_tsv):
 doc = benchlib.envelope("webhook", None)
 doc["load_average_start"] = [float(x) for x in load_start.split()]
 doc["args"] = {"rt": bool(rt), "nice": int(nice), "duration_seconds": int(duration),
-               "threads": int(threads), "upstream": upstream == "1", "null": null == "1"}
+               "threads": int(threads), "upstream": upstream == "1", "null": null == "1",
+               "busy_poll": busy_poll or None}
 doc["results"] = rows
 benchlib.write_results(doc, out, open(table).read())
 PY

@@ -27,13 +27,14 @@ TEST_CASE("defaults match upstream's manager and the brief") {
   CHECK(o->frame.verbosity == 0);
   CHECK(o->frame.program == "trainer-webhook");
   CHECK(o->threads == 16);
+  CHECK(o->busy_poll == http::ServerOptions{}.busy_poll);
 }
 
 TEST_CASE("both --flag=value and --flag value, -v and --v") {
   auto o =
       ParseOptions({"--port=10443", "--cert-dir", "/certs", "-v=3", "--log-format=json",
                     "--kubeconfig", "/k", "--metrics-bind-address=0", "--offline-runtimes=a.yaml",
-                    "--offline-runtimes", "b.yaml", "--webhook-threads=8"});
+                    "--offline-runtimes", "b.yaml", "--webhook-threads=8", "--busy-poll=20us"});
   REQUIRE(o.ok());
   CHECK(o->port == 10443);
   CHECK(o->cert_dir == "/certs");
@@ -43,6 +44,7 @@ TEST_CASE("both --flag=value and --flag value, -v and --v") {
   CHECK(o->frame.metrics_bind_address == "0");
   CHECK(o->offline_runtimes == std::vector<std::string>{"a.yaml", "b.yaml"});
   CHECK(o->threads == 8);
+  CHECK(o->busy_poll == std::chrono::microseconds(20));
   auto v = ParseOptions({"--v", "2"});
   REQUIRE(v.ok());
   CHECK(v->frame.verbosity == 2);
@@ -62,6 +64,8 @@ TEST_CASE("errors name the flag") {
       {{"--nope=1"}, "unknown flag \"--nope\""},
       {{"--port"}, "flag \"--port\" needs a value"},
       {{"stray"}, "unexpected argument \"stray\""},
+      {{"--busy-poll=1s"}, "flag \"--busy-poll\": 1s is out of range [0s, 10ms]"},
+      {{"--busy-poll=50"}, "flag \"--busy-poll\": time: invalid duration \"50\""},
   };
   for (const Case& c : cases) {
     auto o = ParseOptions(c.args);

@@ -180,6 +180,28 @@ TEST_CASE("Duration flags: Go syntax, a lower bound, Go's form in --help") {
   CHECK(hs.Usage().find("(default 1h2m3.5s)") != std::string::npos);
 }
 
+TEST_CASE("microsecond Duration flags: kept to the microsecond, bounded both ways") {
+  using std::chrono::microseconds;
+  CHECK(*ParseGoDurationMicros("50us") == microseconds(50));
+  CHECK(*ParseGoDurationMicros("50µs") == microseconds(50));
+  CHECK(*ParseGoDurationMicros("1.5ms") == microseconds(1500));
+  CHECK(*ParseGoDurationMicros("0") == microseconds(0));
+  CHECK(*ParseGoDuration("50us") == std::chrono::milliseconds(0));  // why the µs variant exists
+  CHECK(ParseGoDurationMicros("50").status().message() == "time: invalid duration \"50\"");
+  microseconds d{25};
+  FlagSet fs("prog", "",
+             {{"spin", "How long.", Duration(&d, microseconds(0), microseconds(10000))}});
+  CHECK(fs.Usage().find("(default 25µs)") != std::string::npos);
+  REQUIRE(fs.Parse({"--spin=100us"}).ok());
+  CHECK(d == microseconds(100));
+  REQUIRE(fs.Parse({"--spin=0"}).ok());
+  CHECK(d == microseconds(0));
+  CHECK(fs.Parse({"--spin=11ms"}).message() == "flag \"--spin\": 11ms is out of range [0s, 10ms]");
+  microseconds whole{2000};
+  FlagSet ws("prog", "", {{"w", "", Duration(&whole, microseconds(0), microseconds(5000))}});
+  CHECK(ws.Usage().find("(default 2ms)") != std::string::npos);
+}
+
 TEST_CASE("Go booleans") {
   for (const char* t : {"1", "t", "T", "TRUE", "true", "True"}) CHECK(*ParseBool(t));
   for (const char* f : {"0", "f", "F", "FALSE", "false", "False"}) CHECK_FALSE(*ParseBool(f));

@@ -953,5 +953,138 @@ TEST_CASE("a request trickled byte by byte is cut off at request_read_timeout") 
   SSL_CTX_free(ctx);
 }
 
+// ServerOptions::busy_poll: after a response the connection's thread polls it without sleeping
+// for a while. A request arriving in that window is read by the busy poll (a hit), one arriving
+// later by the blocking poll after it (a miss); BusyPollStats counts which.
+struct BusyPollFixture {
+  TestCa ca = TestCa::Create();
+  SecretDir dir;
+  std::string ca_path;
+  std::unique_ptr<CertWatcher> certs;
+  std::unique_ptr<Server> server;
+  const bool tls;
+
+  BusyPollFixture(bool tls, ServerOptions options) : tls(tls) {
+    dir.Write(ca.Issue("serving-1"));
+    ca_path = dir.WriteCa(ca.cert_pem());
+    certs = std::make_unique<CertWatcher>(CertWatcherOptions{.cert_dir = dir.path()});
+    REQUIRE(certs->Load().ok());
+    options.tls = tls ? certs.get() : nullptr;
+    server = std::make_unique<Server>(std::move(options));
+    server->Get("/port", [](const Request& req, Response& res) {
+      res.set_content(std::to_string(req.remote_port), "text/plain");
+    });
+    REQUIRE(server->Start().ok());
+  }
+
+  BusyPollStats Stats() const { return server->busy_poll_stats(); }
+
+  std::unique_ptr<httplib::Client> Client() const {
+    auto c = std::make_unique<httplib::Client>((tls ? "https://127.0.0.1:" : "http://127.0.0.1:") +
+                                               std::to_string(server->port()));
+    if (tls) {
+      c->set_ca_cert_path(ca_path.c_str());
+      c->enable_server_certificate_verification(true);
+    }
+    c->set_keep_alive(true);
+    c->set_read_timeout(15, 0);
+    return c;
+  }
+};
+
+TEST_CASE("busy poll: a request arriving within the window is read by it") {
+  const bool tls = GENERATE(false, true);
+  INFO("tls=" << tls);
+  BusyPollFixture f(tls, {.address = "127.0.0.1:0", .busy_poll = 5s});
+  auto cli = f.Client();
+  auto first = cli->Get("/port");
+  REQUIRE(first);
+  // The connection's thread spins now (the only one: the limit is at least 1).
+  CHECK(WaitFor([&] { return f.Stats().spinning == 1; }));
+  std::this_thread::sleep_for(100ms);
+  auto second = cli->Get("/port");
+  REQUIRE(second);
+  CHECK(second->status == 200);
+  CHECK(second->body == first->body);  // the same connection
+  const BusyPollStats stats = f.Stats();
+  CHECK(stats.hits == 1);
+  CHECK(stats.misses == 0);
+  CHECK(stats.skipped == 0);
+}
+
+TEST_CASE("busy poll: a request arriving after the window is read by the blocking poll") {
+  const bool tls = GENERATE(false, true);
+  INFO("tls=" << tls);
+  BusyPollFixture f(tls, {.address = "127.0.0.1:0", .busy_poll = 1ms});
+  auto cli = f.Client();
+  auto first = cli->Get("/port");
+  REQUIRE(first);
+  std::this_thread::sleep_for(300ms);
+  CHECK(f.Stats().spinning == 0);
+  auto second = cli->Get("/port");
+  REQUIRE(second);
+  CHECK(second->status == 200);
+  CHECK(second->body == first->body);
+  const BusyPollStats stats = f.Stats();
+  CHECK(stats.hits == 0);
+  CHECK(stats.misses >= 1);
+  CHECK(stats.skipped == 0);
+}
+
+TEST_CASE("busy poll 0: no connection spins") {
+  BusyPollFixture f(false, {.address = "127.0.0.1:0", .busy_poll = 0us});
+  auto cli = f.Client();
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(cli->Get("/port"));
+    if (i % 5 == 0) std::this_thread::sleep_for(20ms);
+  }
+  const BusyPollStats stats = f.Stats();
+  CHECK(stats.hits == 0);
+  CHECK(stats.misses == 0);
+  CHECK(stats.skipped == 0);
+  CHECK(stats.spinning == 0);
+}
+
+// Many idle keep-alive connections do not make as many spinning threads: BusyPollLimit() spin,
+// the others sleep at once; all of them are served.
+TEST_CASE("busy poll: at most BusyPollLimit() threads spin at once") {
+  const int limit = BusyPollLimit();
+  REQUIRE(limit >= 1);
+  BusyPollFixture f(false, {.address = "127.0.0.1:0", .busy_poll = 10s});
+  std::vector<std::unique_ptr<RawConnection>> conns;
+  const std::string get = "GET /port HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < limit + 2; ++i) {
+    conns.push_back(std::make_unique<RawConnection>(f.server->port()));
+    REQUIRE_FALSE(conns.back()->RoundTrip(get).empty());
+  }
+  CHECK(WaitFor([&] { return f.Stats().skipped == 2; }));
+  BusyPollStats stats = f.Stats();
+  CHECK(stats.spinning == limit);
+  CHECK(stats.hits == 0);
+  for (auto& conn : conns) {
+    CHECK(conn->RoundTrip(get).find("HTTP/1.1 200 OK\r\n") == 0);
+  }
+  stats = f.Stats();
+  CHECK(stats.spinning <= limit);
+  CHECK(stats.hits >= static_cast<uint64_t>(limit));  // the spinning ones read their next request
+}
+
+// A stopping server's idle connections sleep until their last request (stop_idle_grace) rather
+// than spin through it.
+TEST_CASE("busy poll ends when the server stops") {
+  BusyPollFixture f(false, {.address = "127.0.0.1:0", .stop_idle_grace = 5s, .busy_poll = 30s});
+  RawConnection conn(f.server->port());
+  const std::string get = "GET /port HTTP/1.1\r\nHost: x\r\n\r\n";
+  REQUIRE_FALSE(conn.RoundTrip(get).empty());
+  REQUIRE(WaitFor([&] { return f.Stats().spinning == 1; }));
+  std::thread stopper([&] { f.server->Stop(); });
+  // Spinning on, the thread would hold its place for the 30 s window (until the grace's end).
+  CHECK(WaitFor([&] { return f.Stats().spinning == 0; }, 2s));
+  const std::string last = conn.RoundTrip(get);
+  CHECK(last.find("HTTP/1.1 200 OK\r\n") == 0);
+  CHECK(last.find("Connection: close\r\n") != std::string::npos);
+  stopper.join();
+}
+
 }  // namespace
 }  // namespace trainer::http
