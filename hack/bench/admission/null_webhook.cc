@@ -22,6 +22,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -54,37 +55,24 @@ int main(int argc, char** argv) {
   size_t threads = 16, pad = 0;
   bool status = false;
   std::chrono::microseconds busy_poll = http::kDefaultBusyPoll;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--cert-dir") {
-      cert_dir = next();
-    } else if (a == "--port") {
-      port = std::stoi(next());
-    } else if (a == "--threads") {
-      threads = std::stoul(next());
-    } else if (a == "--mutate-patch") {
-      patch = next();
-    } else if (a == "--pad") {
-      pad = std::stoul(next());
-    } else if (a == "--status") {
-      status = true;
-    } else if (a == "--busy-poll") {
-      StatusOr<std::chrono::microseconds> d = flags::ParseGoDurationMicros(next());
-      if (!d.ok()) {
-        std::fprintf(stderr, "--busy-poll: %s\n", d.status().message().c_str());
-        return 2;
-      }
-      busy_poll = *d;
-    } else {
-      std::fprintf(stderr, "unknown argument %s\n", argv[i]);
-      return 2;
-    }
-  }
-  if (cert_dir.empty()) {
-    std::fprintf(stderr, "usage: trainer-bench-null-webhook --cert-dir DIR [--port N]\n");
-    return 2;
-  }
+  flags::FlagSet fs(
+      "trainer-bench-null-webhook",
+      "A webhook that answers every review \"allowed\" without reading it (see null_webhook.cc).",
+      {
+          {"cert-dir", "Directory with tls.crt and tls.key.", flags::String(&cert_dir, "DIR")},
+          {"port", "HTTPS port on 127.0.0.1; 0 picks one.", flags::Int(&port, 0, 65535)},
+          {"threads", "Server threads (the server keeps them in [1, 512]).",
+           flags::Int(&threads, 0, 1'000'000)},
+          {"mutate-patch", "A JSONPatch answered on /mutate paths.", flags::String(&patch, "JSON")},
+          {"pad", "Adds a warning of this many characters to every answer.",
+           flags::Int(&pad, 0, 100'000'000)},
+          {"status", "Answer trainer-webhook's exact bytes for an allowed review.",
+           flags::Bool(&status)},
+          {"busy-poll", "trainer-webhook's --busy-poll (the same default).",
+           flags::Duration(&busy_poll, std::chrono::microseconds(0),
+                           std::chrono::milliseconds(10))},
+      });
+  if (std::optional<int> code = flags::ParseMain(fs, argc, argv, {"cert-dir"})) return *code;
   http::CertWatcher certs({.cert_dir = cert_dir});
   if (Status s = certs.Load(); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
