@@ -584,14 +584,39 @@ class BusyPollPlace {
   const bool held_;
 };
 
+// Connections of this process that are active now (ServerOptions::busy_poll_quiet), all
+// servers together.
+std::atomic<int> active_connections{0};
+
+// Whether one connection counts in active_connections; uncounted when it closes.
+class ActiveMark {
+ public:
+  ActiveMark() = default;
+  ~ActiveMark() { Set(false); }
+  ActiveMark(const ActiveMark&) = delete;
+  ActiveMark& operator=(const ActiveMark&) = delete;
+  void Set(bool active) {
+    if (active != active_) {
+      active_connections.fetch_add(active ? 1 : -1, std::memory_order_acq_rel);
+      active_ = active;
+    }
+  }
+  bool active() const { return active_; }
+
+ private:
+  bool active_ = false;
+};
+
 class ConnServer final : public internal::ConnectionServer {
  public:
   ConnServer(CertWatcher* certs, std::chrono::seconds request_read_timeout,
-             std::chrono::milliseconds stop_idle_grace, std::chrono::microseconds busy_poll)
+             std::chrono::milliseconds stop_idle_grace, std::chrono::microseconds busy_poll,
+             std::chrono::milliseconds busy_poll_quiet)
       : tls_(certs != nullptr),
         request_read_timeout_(request_read_timeout),
         stop_idle_grace_(stop_idle_grace),
-        busy_poll_(busy_poll) {
+        busy_poll_(busy_poll),
+        busy_poll_quiet_(busy_poll_quiet) {
     if (tls_) {
       ctx_ = SSL_CTX_new(TLS_server_method());
     }
@@ -619,7 +644,9 @@ class ConnServer final : public internal::ConnectionServer {
     return {.hits = poll_hits_.load(std::memory_order_relaxed),
             .misses = poll_misses_.load(std::memory_order_relaxed),
             .skipped = poll_skipped_.load(std::memory_order_relaxed),
-            .spinning = busy_pollers.load(std::memory_order_relaxed)};
+            .crowded = poll_crowded_.load(std::memory_order_relaxed),
+            .spinning = busy_pollers.load(std::memory_order_relaxed),
+            .active = active_connections.load(std::memory_order_relaxed)};
   }
   // Before the server starts: answer the requests the fast path takes from `routes`.
   void SetFastRoutes(FastRoutes routes) { fast_ = std::move(routes); }
@@ -683,15 +710,16 @@ class ConnServer final : public internal::ConnectionServer {
   }
 
   // Waits up to keep_alive_timeout for the next request; once the server stops, only until the
-  // end of stop_idle_grace. After a response (`answered`), busy-polls first.
-  bool NextRequest(const ConnStream& strm, int sock, bool answered) {
-    if (strm.Pending()) {
+  // end of stop_idle_grace. After a response (`answered`), busy-polls first. The connection is
+  // `active` from a request until busy_poll_quiet without one.
+  bool NextRequest(const ConnStream& strm, int sock, bool answered, ActiveMark& active) {
+    if (strm.Pending() || (answered && BusyPoll(sock))) {
+      active.Set(true);
       return true;
     }
-    if (answered && BusyPoll(sock)) {
-      return true;
-    }
-    auto deadline = std::chrono::steady_clock::now() + Limits().keep_alive_timeout;
+    const auto now = std::chrono::steady_clock::now();
+    auto deadline = now + Limits().keep_alive_timeout;
+    const auto quiet_at = now + busy_poll_quiet_;
     for (;;) {
       if (!Listening()) {
         auto stop_deadline = std::chrono::steady_clock::time_point(
@@ -703,9 +731,20 @@ class ConnServer final : public internal::ConnectionServer {
       if (left.count() <= 0) {
         return false;
       }
+      int64_t wait_ms = std::min<int64_t>(left.count(), 1000);
+      if (active.active()) {
+        const auto to_quiet = std::chrono::ceil<std::chrono::milliseconds>(
+            quiet_at - std::chrono::steady_clock::now());
+        if (to_quiet.count() <= 0) {
+          active.Set(false);
+        } else {
+          wait_ms = std::min<int64_t>(wait_ms, to_quiet.count());
+        }
+      }
       pollfd p{sock, POLLIN, 0};
-      int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+      int r = poll(&p, 1, static_cast<int>(wait_ms));
       if (r > 0) {
+        active.Set(true);
         return true;
       }
       if (r < 0 && errno != EINTR) {
@@ -717,9 +756,14 @@ class ConnServer final : public internal::ConnectionServer {
   // Polls `sock` without blocking for up to busy_poll_ (ServerOptions::busy_poll says why): true
   // once it is readable (a request, or the client closing). The thread yields between checks, so
   // that runnable threads (the client's, other connections') run first. At most BusyPollLimit()
-  // threads spin at once: the others sleep at once, as do those of a stopping server.
+  // threads spin at once, and none while more than BusyPollActiveLimit() connections are active:
+  // the others sleep at once, as do those of a stopping server.
   bool BusyPoll(int sock) {
     if (busy_poll_.count() <= 0 || !Listening()) {
+      return false;
+    }
+    if (active_connections.load(std::memory_order_acquire) > BusyPollActiveLimit()) {
+      poll_crowded_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
     BusyPollPlace place;
@@ -751,8 +795,10 @@ class ConnServer final : public internal::ConnectionServer {
     const std::string keep_alive = "timeout=" + std::to_string(limits.keep_alive_timeout.count()) +
                                    ", max=" + std::to_string(limits.keep_alive_max_count);
     Leftovers leftovers;
+    ActiveMark active;
     const size_t max_count = limits.keep_alive_max_count;
-    for (size_t left = max_count; left > 0 && NextRequest(strm, sock, left < max_count); --left) {
+    for (size_t left = max_count; left > 0 && NextRequest(strm, sock, left < max_count, active);
+         --left) {
       bool connection_closed = false;
       const bool close_connection = left == 1 || !Listening();
       // From its first byte a request has request_read_timeout to arrive whole, as Go's
@@ -908,9 +954,11 @@ class ConnServer final : public internal::ConnectionServer {
   const std::chrono::seconds request_read_timeout_;
   const std::chrono::milliseconds stop_idle_grace_;
   const std::chrono::microseconds busy_poll_;
+  const std::chrono::milliseconds busy_poll_quiet_;
   std::atomic<uint64_t> poll_hits_{0};
   std::atomic<uint64_t> poll_misses_{0};
   std::atomic<uint64_t> poll_skipped_{0};
+  std::atomic<uint64_t> poll_crowded_{0};
   // steady_clock ticks; 0 (the epoch, long past) until BeginStop: a stopped server's idle
   // connections end at once unless BeginStop set a grace.
   std::atomic<int64_t> stop_deadline_ns_{0};
@@ -1085,17 +1133,24 @@ void ClearAfterResponse(void (*clear)()) {
 
 }  // namespace internal
 
-int BusyPollLimit() {
-  static const int limit = [] {
+namespace {
+// The CPUs this process may run on, at least 1.
+int UsableCpus() {
+  static const int cpus = [] {
     cpu_set_t set;
     CPU_ZERO(&set);
-    const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0
-                         ? CPU_COUNT(&set)
-                         : static_cast<int>(std::thread::hardware_concurrency());
-    return std::max(1, cpus / 2);
+    const int n = sched_getaffinity(0, sizeof(set), &set) == 0
+                      ? CPU_COUNT(&set)
+                      : static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, n);
   }();
-  return limit;
+  return cpus;
 }
+}  // namespace
+
+int BusyPollLimit() { return std::max(1, UsableCpus() / 2); }
+
+int BusyPollActiveLimit() { return UsableCpus(); }
 
 StatusOr<HostPort> ParseBindAddress(std::string_view address) {
   HostPort out;
@@ -1167,7 +1222,8 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)), routes_(std::make_unique<Routes>()) {
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxThreads);
   impl_ = std::make_unique<ConnServer>(options_.tls, options_.request_read_timeout,
-                                       options_.stop_idle_grace, options_.busy_poll);
+                                       options_.stop_idle_grace, options_.busy_poll,
+                                       options_.busy_poll_quiet);
   const size_t threads = options_.threads;
   const size_t max_threads =
       std::clamp<size_t>(options_.max_threads, threads, kMaxConnectionThreads);

@@ -89,8 +89,13 @@ struct ServerOptions {
   // window is read at once, without the wake-up of a sleeping thread (on a VM, a halted vCPU),
   // which is most of a request's latency on an idle machine. CPU for latency: at most this long
   // per response, and at most BusyPollLimit() threads of the process spin at once (the others
-  // sleep at once). Never while the server stops. 0 disables.
+  // sleep at once). No spin while more connections of the process are active than it has CPUs
+  // (BusyPollActiveLimit()): their requests queue for a CPU, which a spinning thread would hold.
+  // Never while the server stops. 0 disables.
   std::chrono::microseconds busy_poll = kDefaultBusyPoll;
+  // A connection counts as active (BusyPollActiveLimit()) from its request until it has been
+  // idle this long.
+  std::chrono::milliseconds busy_poll_quiet{10};
   // Called for a response with status >= 400 and an empty body (404 unknown path, 413 body too
   // large, ...), to write a body in the server's own format. Optional.
   Handler error_body;
@@ -137,12 +142,19 @@ void DestroyAfterResponse(T&& value) {
 // connections never turn into as many spinning threads.
 int BusyPollLimit();
 
+// How many connections of this process may be active (ServerOptions::busy_poll_quiet) for a
+// busy poll to start: the CPUs it may run on. With more, the CPUs are busy serving them (Go's
+// runtime likewise spins only while a P is idle).
+int BusyPollActiveLimit();
+
 // What a Server's busy polls did (ServerOptions::busy_poll), for tests and diagnostics.
 struct BusyPollStats {
   uint64_t hits = 0;     // the connection became readable within the window (a request, or EOF)
   uint64_t misses = 0;   // the window ended first: then the thread slept in poll()
   uint64_t skipped = 0;  // BusyPollLimit() threads were spinning: slept at once
+  uint64_t crowded = 0;  // more than BusyPollActiveLimit() connections were active: slept at once
   int spinning = 0;      // threads of this process spinning now (all servers)
+  int active = 0;        // active connections of this process now (all servers)
 };
 
 inline constexpr size_t kMaxThreads = 512;

@@ -1045,28 +1045,62 @@ TEST_CASE("busy poll 0: no connection spins") {
   CHECK(stats.spinning == 0);
 }
 
-// Many idle keep-alive connections do not make as many spinning threads: BusyPollLimit() spin,
-// the others sleep at once; all of them are served.
-TEST_CASE("busy poll: at most BusyPollLimit() threads spin at once") {
-  const int limit = BusyPollLimit();
-  REQUIRE(limit >= 1);
-  BusyPollFixture f(false, {.address = "127.0.0.1:0", .busy_poll = 10s});
+// Many keep-alive connections do not make as many spinning threads: BusyPollLimit() spin, the
+// others sleep at once. With more active connections than CPUs their requests queue for a CPU,
+// so none spins (the CPUs are busy); once they close, a single connection spins again.
+TEST_CASE("busy poll: at most BusyPollLimit() spin, none past BusyPollActiveLimit() active") {
+  const int limit = BusyPollActiveLimit();
+  const int places = BusyPollLimit();
+  // Connections stay active for the whole test: which one spins does not depend on timing.
+  BusyPollFixture f(false, {.address = "127.0.0.1:0", .busy_poll = 10s, .busy_poll_quiet = 60s});
   std::vector<std::unique_ptr<RawConnection>> conns;
   const std::string get = "GET /port HTTP/1.1\r\nHost: x\r\n\r\n";
-  for (int i = 0; i < limit + 2; ++i) {
+  for (int i = 0; i < limit + 1; ++i) {
     conns.push_back(std::make_unique<RawConnection>(f.server->port()));
     REQUIRE_FALSE(conns.back()->RoundTrip(get).empty());
+    // Its thread chose (spin, no place, crowded) before the next connection's request.
+    REQUIRE(WaitFor([&] {
+      const BusyPollStats s = f.Stats();
+      return s.spinning + s.skipped + s.crowded == static_cast<uint64_t>(i + 1);
+    }));
   }
-  CHECK(WaitFor([&] { return f.Stats().skipped == 2; }));
+  // The first `places` spin, the next ones find no place, the last one finds the CPUs crowded.
+  CHECK(WaitFor([&] { return f.Stats().crowded == 1; }));
   BusyPollStats stats = f.Stats();
-  CHECK(stats.spinning == limit);
-  CHECK(stats.hits == 0);
+  CHECK(stats.active == limit + 1);
+  CHECK(stats.spinning == places);
+  CHECK(stats.skipped == static_cast<uint64_t>(limit - places));
+  // Now every answer meets limit + 1 active connections: the spinning ones read their next
+  // request (hits) and sleep after it like the others.
   for (auto& conn : conns) {
     CHECK(conn->RoundTrip(get).find("HTTP/1.1 200 OK\r\n") == 0);
   }
+  CHECK(WaitFor([&] { return f.Stats().crowded == static_cast<uint64_t>(limit + 2); }));
   stats = f.Stats();
-  CHECK(stats.spinning <= limit);
-  CHECK(stats.hits >= static_cast<uint64_t>(limit));  // the spinning ones read their next request
+  CHECK(stats.hits == static_cast<uint64_t>(places));
+  CHECK(stats.spinning == 0);
+  conns.resize(1);
+  CHECK(WaitFor([&] { return f.Stats().active == 1; }));
+  CHECK(conns[0]->RoundTrip(get).find("HTTP/1.1 200 OK\r\n") == 0);
+  CHECK(WaitFor([&] { return f.Stats().spinning == 1; }));
+}
+
+// A connection counts as active from a request until busy_poll_quiet without one, or its close.
+TEST_CASE("busy poll: a connection idle for busy_poll_quiet is no longer active") {
+  BusyPollFixture f(false, {.address = "127.0.0.1:0", .busy_poll = 1ms, .busy_poll_quiet = 500ms});
+  const std::string get = "GET /port HTTP/1.1\r\nHost: x\r\n\r\n";
+  RawConnection idle(f.server->port());
+  REQUIRE_FALSE(idle.RoundTrip(get).empty());
+  CHECK(f.Stats().active == 1);
+  CHECK(WaitFor([&] { return f.Stats().active == 0; }, 5s));
+  {
+    RawConnection closing(f.server->port());
+    REQUIRE_FALSE(closing.RoundTrip(get).empty());
+    CHECK(f.Stats().active == 1);
+  }
+  CHECK(WaitFor([&] { return f.Stats().active == 0; }, 5s));
+  REQUIRE_FALSE(idle.RoundTrip(get).empty());  // active again
+  CHECK(f.Stats().active == 1);
 }
 
 // A stopping server's idle connections sleep until their last request (stop_idle_grace) rather
