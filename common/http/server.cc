@@ -726,15 +726,14 @@ class ConnServer final : public internal::ConnectionServer {
             std::chrono::steady_clock::duration(stop_deadline_ns_.load(std::memory_order_acquire)));
         deadline = std::min(deadline, stop_deadline);
       }
-      auto left =
-          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto t = std::chrono::steady_clock::now();
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - t);
       if (left.count() <= 0) {
         return false;
       }
       int64_t wait_ms = std::min<int64_t>(left.count(), 1000);
       if (active.active()) {
-        const auto to_quiet = std::chrono::ceil<std::chrono::milliseconds>(
-            quiet_at - std::chrono::steady_clock::now());
+        const auto to_quiet = std::chrono::ceil<std::chrono::milliseconds>(quiet_at - t);
         if (to_quiet.count() <= 0) {
           active.Set(false);
         } else {
