@@ -242,7 +242,7 @@ json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "sa",
            "contexts": [{"name": "sa", "context": {"cluster": "testbed", "user": "sa",
                                                    "namespace": "kubeflow-system"}}]},
           open(sys.argv[2], "w"))' "$(testbed_kubectl -n kubeflow-system create token trainer-webhook)" "$sa_kubeconfig"
-pids=()
+pids=() names=() probes=()
 # Sets port and probe. Not called in a subshell ($(...), <(...)): pids must be this shell's, or
 # stop_webhooks stops nothing and every replica outlives its phase and the test.
 start_webhook() { # NAME: the Deployment's arguments on free local ports
@@ -251,14 +251,28 @@ start_webhook() { # NAME: the Deployment's arguments on free local ports
   POD_NAME=$1 "$TRAINER_BIN_DIR/trainer-webhook" "${args[@]}" --port="$port" \
     --health-probe-bind-address="127.0.0.1:$probe" --metrics-bind-address=0 \
     --kubeconfig="$sa_kubeconfig" </dev/null >"$work/$1.log" 2>&1 &
-  pids+=($!)
+  pids+=($!) names+=("$1") probes+=("$probe")
+}
+# What a replica that did not become ready did: alive or its exit status, and its log.
+show_webhooks() {
+  local i
+  for i in "${!pids[@]}"; do
+    if kill -0 "${pids[i]}" 2>/dev/null; then
+      echo "--- ${names[i]} (pid ${pids[i]}, running; /readyz?verbose:" >&2
+      curl -s "http://127.0.0.1:${probes[i]}/readyz?verbose" >&2
+      echo "--- its log:" >&2
+    else
+      wait "${pids[i]}" 2>/dev/null; echo "--- ${names[i]} (pid ${pids[i]}, exited $?):" >&2
+    fi
+    tail -n 40 "$work/${names[i]}.log" >&2
+  done
 }
 stop_webhooks() {
   local pid
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do ! kill -0 "$pid" 2>/dev/null || fail "trainer-webhook $pid did not stop"; done
-  pids=()
+  pids=() names=() probes=()
 }
 trap 'stop_webhooks; cleanup' EXIT
 ready() { [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz") == 200 ]]; }
@@ -281,7 +295,7 @@ check_webhooks_trust() { # WHAT
 
 start_webhook trainer-webhook-a
 testbed_wait_for "trainer-webhook (--cert-management) ready" 60 ready "$probe" ||
-  { cat "$work/trainer-webhook-a.log" >&2; fail "trainer-webhook --cert-management did not become ready as ServiceAccount trainer-webhook with deploy/'s RBAC"; }
+  { show_webhooks; fail "trainer-webhook --cert-management did not become ready as ServiceAccount trainer-webhook with deploy/'s RBAC"; }
 for key in ca\\.crt ca\\.key tls\\.crt tls\\.key ca-bundle\\.crt; do
   [[ -n $(secret_key "$key") ]] || fail "Secret kubeflow-trainer-webhook-cert has no ${key//\\/}"
 done
@@ -299,7 +313,7 @@ sleep 2
   { grep -i forbidden "$work/trainer-webhook-a.log" >&2; fail "trainer-webhook was refused a request by deploy/'s RBAC"; }
 stop_webhooks
 start_webhook trainer-webhook-a
-testbed_wait_for "trainer-webhook ready again" 60 ready "$probe" || fail "trainer-webhook did not restart"
+testbed_wait_for "trainer-webhook ready again" 60 ready "$probe" || { show_webhooks; fail "trainer-webhook did not restart"; }
 secret_key 'tls\.crt' | cmp -s - "$work/tls.crt" || fail "a restart re-issued a valid certificate"
 stop_webhooks
 echo "ok: internal-cert: trainer-webhook issued the Secret, injected the CA, serves it, kept it across a restart"
@@ -313,7 +327,7 @@ port_a=$port probe_a=$probe
 start_webhook trainer-webhook-b
 port_b=$port probe_b=$probe
 testbed_wait_for "both replicas ready" 60 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$probe_a/readyz) == 200 && \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$probe_b/readyz) == 200 ]]" ||
-  fail "two replicas starting together did not both become ready"
+  { show_webhooks; fail "two replicas starting together did not both become ready"; }
 secret_key 'tls\.crt' >"$work/tls2.crt"
 for p in "$port_a" "$port_b"; do
   served "$p" | cmp -s - "$work/tls2.crt" || fail "a replica serves another certificate than the Secret's"
