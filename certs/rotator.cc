@@ -197,7 +197,12 @@ StatusOr<Time> Rotator::Step() {
       }
       continue;
     }
-    ready_.store(!observed.serving_ca.empty(), std::memory_order_release);
+    if (observed.serving_ca.empty()) {
+      // Serve failed (logged): an error, so Run retries with backoff instead of sleeping until
+      // the plan's next wake, up to an hour, unready.
+      return UnavailableError("not serving the Secret's certificate yet");
+    }
+    ready_.store(true, std::memory_order_release);
     return d.wake;
   }
   return UnavailableError("the certificate Secret " + key + " kept changing during " +

@@ -187,6 +187,22 @@ TEST_CASE("without webhook configurations the replica still serves and is ready"
   CHECK(a.rotator->ready());
 }
 
+TEST_CASE("a replica that cannot serve the certificate is unready and retries soon", "[rotator]") {
+  FakeClient client;
+  SeedCluster(client);
+  Time now = kT0;
+  Replica a(client, "a", &now);
+  a.refuse = [] { return true; };
+  StatusOr<Time> next = a.rotator->Step();
+  REQUIRE_FALSE(next.ok());  // Run backs off (seconds) rather than sleeping until the wake
+  CHECK(next.status().code() == StatusCode::kUnavailable);
+  CHECK_FALSE(a.rotator->ready());
+  a.refuse = nullptr;
+  CHECK(a.Step() == kT0 + 1h);
+  CHECK(a.serves == 1);
+  CHECK(a.rotator->ready());
+}
+
 TEST_CASE("a missing Secret is an error that says the install creates it", "[rotator]") {
   FakeClient client;
   Time now = kT0;
