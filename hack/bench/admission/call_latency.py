@@ -20,20 +20,16 @@ import socket
 import ssl
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "hack", "bench"))
+from benchlib import free_port  # noqa: E402
+
 PATHS = ("mutate", "validate")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_listening(port, proc, log):
@@ -152,7 +148,7 @@ def main():
         null = statistics.median(r["null"][p] for r in rounds)
         summary[p] = {"ours_us": ours, "null_us": null, "added_us": round(ours - null, 1),
                       "ratio": round(ours / null, 3)}
-        print("%s: ours %.1f us, null %.1f us per call (medians of %d rounds): +%.1f us, %.2fx"
+        print("%s: ours %.1f us, null %.1f us per call (medians of %d rounds): %+.1f us, %.2fx"
               % (p, ours, null, len(rounds), ours - null, ours / null))
     if args.out:
         with open(args.out, "w") as f:
