@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/http/cert_watcher.h"
+#include "common/http/cpus.h"
 #include "common/http/httplib_seam.h"
 #include "common/log/log.h"
 
@@ -1131,21 +1132,6 @@ void ClearAfterResponse(void (*clear)()) {
 }
 
 }  // namespace internal
-
-namespace {
-// The CPUs this process may run on, at least 1.
-int UsableCpus() {
-  static const int cpus = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    const int n = sched_getaffinity(0, sizeof(set), &set) == 0
-                      ? CPU_COUNT(&set)
-                      : static_cast<int>(std::thread::hardware_concurrency());
-    return std::max(1, n);
-  }();
-  return cpus;
-}
-}  // namespace
 
 int BusyPollLimit() { return std::max(1, UsableCpus() / 2); }
 

@@ -137,13 +137,13 @@ void DestroyAfterResponse(T&& value) {
   kept.push_back(std::move(value));
 }
 
-// How many threads of this process may busy-poll at once: half the CPUs it may run on, at
+// How many threads of this process may busy-poll at once: half the CPUs it may use (cpus.h), at
 // least 1 (as Go lets at most GOMAXPROCS/2 Ms spin looking for work), so that many open
 // connections never turn into as many spinning threads.
 int BusyPollLimit();
 
 // How many connections of this process may be active (ServerOptions::busy_poll_quiet) for a
-// busy poll to start: the CPUs it may run on. With more, the CPUs are busy serving them (Go's
+// busy poll to start: the CPUs it may use. With more, the CPUs are busy serving them (Go's
 // runtime likewise spins only while a P is idle).
 int BusyPollActiveLimit();
 

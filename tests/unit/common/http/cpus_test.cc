@@ -1,0 +1,78 @@
+// common/http/cpus.h: the cgroup CPU limit that caps UsableCpus, on cgroup v1 and v2 layouts
+// written into a temporary directory.
+#include "common/http/cpus.h"
+
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace trainer::http {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CgroupRoot {
+  fs::path path;
+  CgroupRoot() {
+    std::string tmpl = (fs::temp_directory_path() / "cgroup_test.XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~CgroupRoot() { fs::remove_all(path); }
+  void Write(const std::string& rel, const std::string& text) {
+    fs::create_directories((path / rel).parent_path());
+    std::ofstream(path / rel) << text;
+  }
+  int Limit(std::string_view self) { return CgroupCpuLimit(path.string(), self); }
+};
+
+TEST_CASE("cpu.max: quota over period, rounded up; max is no limit", "[cpus]") {
+  CHECK(CpusOfCpuMax("max 100000\n") == 0);
+  CHECK(CpusOfCpuMax("100000 100000\n") == 1);
+  CHECK(CpusOfCpuMax("150000 100000") == 2);
+  CHECK(CpusOfCpuMax("50000 100000") == 1);
+  CHECK(CpusOfCpuMax("400000 100000") == 4);
+  CHECK(CpusOfCpuMax("") == 0);
+  CHECK(CpusOfCpuMax("garbage") == 0);
+  CHECK(CpusOfCpuMax("100000 0") == 0);
+}
+
+TEST_CASE("cgroup v2: the process's own cgroup, else the mount's root", "[cpus]") {
+  CgroupRoot root;
+  const std::string self = "0::/kubepods/pod1/c1\n";
+  CHECK(root.Limit(self) == 0);  // no file at all: no limit known
+  root.Write("cpu.max", "max 100000\n");
+  CHECK(root.Limit(self) == 0);  // a container's namespace: its own cgroup at the root
+  root.Write("kubepods/pod1/c1/cpu.max", "100000 100000\n");
+  CHECK(root.Limit(self) == 1);
+  CHECK(root.Limit("0::/\n") == 0);  // "/": the root's file
+}
+
+TEST_CASE("cgroup v1: cfs quota and period of the cpu controller", "[cpus]") {
+  CgroupRoot root;
+  const std::string self =
+      "12:memory:/kubepods/pod1/c1\n4:cpu,cpuacct:/kubepods/pod1/c1\n1:name=systemd:/x\n";
+  root.Write("cpu,cpuacct/kubepods/pod1/c1/cpu.cfs_quota_us", "250000\n");
+  root.Write("cpu,cpuacct/kubepods/pod1/c1/cpu.cfs_period_us", "100000\n");
+  CHECK(root.Limit(self) == 3);
+  root.Write("cpu,cpuacct/kubepods/pod1/c1/cpu.cfs_quota_us", "-1\n");
+  CHECK(root.Limit(self) == 0);  // -1: unlimited
+}
+
+TEST_CASE("cgroup v1 inside a container: the mount's root is its cgroup", "[cpus]") {
+  CgroupRoot root;
+  root.Write("cpu/cpu.cfs_quota_us", "100000\n");
+  root.Write("cpu/cpu.cfs_period_us", "100000\n");
+  CHECK(root.Limit("3:cpu:/kubepods/pod1/c1\n") == 1);
+  CHECK(root.Limit("3:memory:/kubepods/pod1/c1\n") == 0);  // no cpu controller listed
+}
+
+TEST_CASE("UsableCpus is at least 1 and at most the hardware's", "[cpus]") {
+  CHECK(UsableCpus() >= 1);
+  CHECK(UsableCpus() <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+
+}  // namespace
+}  // namespace trainer::http
