@@ -39,8 +39,18 @@ std::optional<std::string> Read(const std::string& path) {
   return std::move(text).value();
 }
 
-// The cgroup path of `controller` in /proc/self/cgroup ("" for v2's "0::" line); nullopt if the
-// process has none.
+// Whether the comma-separated `list` holds `item`.
+bool ListHas(std::string_view list, std::string_view item) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    if (list.substr(0, comma) == item) return true;
+    list = comma == std::string_view::npos ? "" : list.substr(comma + 1);
+  }
+  return false;
+}
+
+// The cgroup path of v1 `controller` in /proc/self/cgroup's "hierarchy:controllers:path" lines,
+// or with "" cgroup v2's ("0::path"); nullopt if the process has none.
 std::optional<std::string> CgroupPath(std::string_view proc_self_cgroup,
                                       std::string_view controller) {
   while (!proc_self_cgroup.empty()) {
@@ -51,12 +61,8 @@ std::optional<std::string> CgroupPath(std::string_view proc_self_cgroup,
     size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
     if (b == std::string_view::npos) continue;
     std::string_view controllers = line.substr(a + 1, b - a - 1);
-    bool match = controller.empty() ? (line.substr(0, a) == "0" && controllers.empty()) : false;
-    while (!controller.empty() && !controllers.empty()) {
-      size_t comma = controllers.find(',');
-      if (controllers.substr(0, comma) == controller) match = true;
-      controllers = comma == std::string_view::npos ? "" : controllers.substr(comma + 1);
-    }
+    bool match = controller.empty() ? line.substr(0, a) == "0" && controllers.empty()
+                                    : ListHas(controllers, controller);
     if (match) return std::string(line.substr(b + 1));
   }
   return std::nullopt;
