@@ -2,23 +2,14 @@
 #include "common/files/files.h"
 
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
+
+#include "common/files/testing/temp_dir.h"
 
 namespace trainer::files {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "file_test.XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using testing::TempDir;
 
 TEST_CASE("ReadFile returns every byte", "[file]") {
   TempDir dir;

@@ -2,29 +2,16 @@
 // written into a temporary directory.
 #include "common/http/cpus.h"
 
-#include <stdlib.h>
-
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
 #include <thread>
+
+#include "common/files/testing/temp_dir.h"
 
 namespace trainer::http {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct CgroupRoot {
-  fs::path path;
-  CgroupRoot() {
-    std::string tmpl = (fs::temp_directory_path() / "cgroup_test.XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~CgroupRoot() { fs::remove_all(path); }
-  void Write(const std::string& rel, const std::string& text) {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel) << text;
-  }
+// A cgroup file system root: files written with Write, read by CgroupCpuLimit.
+struct CgroupRoot : files::testing::TempDir {
   int Limit(std::string_view self) { return CgroupCpuLimit(path.string(), self); }
 };
 

@@ -6,23 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/files/testing/temp_dir.h"
+
 namespace trainer::kube {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/kube-config-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
+using files::testing::TempDir;
 
 // base64("CA PEM") etc.
 constexpr const char* kInline = R"(apiVersion: v1
