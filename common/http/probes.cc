@@ -36,6 +36,18 @@ void HealthChecks::AddReadyz(std::string name, Check check) {
   readyz_.push_back({std::move(name), std::move(check)});
 }
 
+Status HealthChecks::Ready() const {
+  List list;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    list = readyz_;
+  }
+  for (const Named& n : list) {
+    if (Status s = RunCheck(n.check); !s.ok()) return s.WithContext(n.name);
+  }
+  return OkStatus();
+}
+
 void HealthChecks::Serve(const List& list_ref, std::string_view endpoint, const Request& req,
                          Response& res) const {
   List list;

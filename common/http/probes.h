@@ -36,6 +36,8 @@ class HealthChecks {
   // Thread-safe; checks may be added after Mount().
   void AddHealthz(std::string name, Check check);
   void AddReadyz(std::string name, Check check);
+  // What /readyz decides, in process: OK, or the first failing check's error.
+  Status Ready() const;
 
   // Registers /healthz, /healthz/<name>, /readyz, /readyz/<name> on `server` (before Start()).
   // The HealthChecks must outlive the server.

@@ -159,9 +159,20 @@ StatusOr<json::Value> FakeClient::Get(const GroupVersionResource& gvr, std::stri
   return it->second.Clone();
 }
 
+void FakeClient::HoldLists(const GroupVersionResource& gvr, bool hold) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (hold) {
+    held_lists_.insert(gvr);
+  } else {
+    held_lists_.erase(gvr);
+  }
+  cv_.notify_all();
+}
+
 StatusOr<json::Value> FakeClient::List(const GroupVersionResource& gvr, std::string_view ns,
                                        const ListOptions& options) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::seconds(30), [&] { return !held_lists_.contains(gvr); });
   RETURN_IF_ERROR(TakeFailure("list"));
   if (!options.continue_token.empty()) RETURN_IF_ERROR(TakeFailure("list-continue"));
   json::Value items = json::Value::Array();

@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -43,6 +44,9 @@ class FakeClient : public Client {
   // While down, open watches end and new ones fail with kUnavailable (an apiserver outage as
   // watchers see it); reads and writes keep working so tests can change state meanwhile.
   void SetWatchesDown(bool down);
+  // While held, lists of `gvr` wait (a list that takes long, as a large collection's does);
+  // other requests are served. Held lists give up after 30 s, so a failed test cannot hang.
+  void HoldLists(const GroupVersionResource& gvr, bool hold);
   // Discovery (GetPath of /api/<v> or /apis/<group>/<v>) lists `kind` as served by `gvr`;
   // without it a group version is not found, as for a CRD that is not installed.
   void Serve(const GroupVersionResource& gvr, const std::string& kind);
@@ -102,6 +106,7 @@ class FakeClient : public Client {
   int64_t uid_ = 0;
   uint64_t close_generation_ = 0;
   bool watches_down_ = false;
+  std::set<GroupVersionResource> held_lists_;
   std::map<std::string, std::deque<Status>> failures_;
   std::map<std::string, int> calls_;
 };
