@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "controller/own_writes.h"
 #include "controller/progress.h"
 #include "controller/runtime_reconciler.h"
+#include "controller/syncing_reader.h"
 #include "controller/trainjob_reconciler.h"
 #include "controller/worker_pool.h"
 #include "runtime/api/kinds.h"
@@ -83,10 +85,15 @@ class ManagerImpl final : public Manager {
   // stay whole. Reads watched_ only, which is complete before any pass runs.
   void ShapeAsCached(json::Value& obj) const;
   void RetryWaiting(const char* index, const std::string& value, const informer::Informer& from);
-  void EnqueueTrainJob(const std::string& key, const informer::Informer& from);
+  void EnqueueTrainJob(const std::string& key, const informer::Informer& from) {
+    EnqueueTrainJob(key, from.HasSynced());
+  }
+  void EnqueueTrainJob(const std::string& key, bool live);
   void StartControllers();
   void StopControllers();
-  bool WaitForCaches(std::stop_token stop);
+  std::vector<informer::Informer*> ServingCaches() const;
+  bool WaitForCaches(const std::vector<informer::Informer*>& caches, std::stop_token stop);
+  void SyncRest(std::stop_token stop);
   Status CachesSynced() const;
   Status RunLeading(std::stop_token stop);
 
@@ -106,6 +113,12 @@ class ManagerImpl final : public Manager {
   std::unique_ptr<informer::Informer> namespaces_;
   std::map<GroupVersionKind, WatchedKind> watched_;
   CacheReader cache_;
+  // The caches, and the apiserver for owned kinds still on their first list (serve_early_).
+  SyncingReader syncing_{cache_};
+  // Live TrainJob events are served once the TrainJob and runtime caches have synced, while the
+  // owned kinds' caches still list (their keys wait in the held background lane). Only when the
+  // JobSet CRD is installed at start: without it the controller stays not ready.
+  bool serve_early_ = false;
   // Held events that were not our echo go straight to the queue: they are live changes.
   OwnWrites own_writes_{[this](const std::string& key) {
     if (!key.empty()) trainjob_pool_->Add(key);
@@ -157,7 +170,7 @@ Status ManagerImpl::Init(service::Frame& frame) {
   metrics::Registry& registry = frame.registry();
   queue_metrics_ = std::make_unique<PrometheusWorkqueueMetrics>(registry);
   trainjob_metrics_ = std::make_unique<TrainJobMetrics>(registry);
-  overlay_ = std::make_unique<OverlayReader>(cache_, &own_writes_,
+  overlay_ = std::make_unique<OverlayReader>(syncing_, &own_writes_,
                                              [this](json::Value& obj) { ShapeAsCached(obj); });
   ASSIGN_OR_RETURN(runtimes_,
                    core::Runtimes::New(
@@ -168,14 +181,15 @@ Status ManagerImpl::Init(service::Frame& frame) {
   if (auto it = watched_.find(api::kJobSetGVK); it != watched_.end()) {
     jobsets_ = it->second.informer;
   }
-  if (StatusOr<bool> jobset = kube::IsInstalled(*client_, kube::kJobSetKind);
-      jobset.ok() && !*jobset) {
-    log::Error(kJobSetMissing);
+  if (StatusOr<bool> jobset = kube::IsInstalled(*client_, kube::kJobSetKind); jobset.ok()) {
+    if (!*jobset) log::Error(kJobSetMissing);
+    serve_early_ = *jobset;
   }
   RETURN_IF_ERROR(AddIndexes());
   AddNamespaceCache();
   NewReconcilers();
   NewPools(registry);
+  if (serve_early_) trainjob_pool_->HoldBackground();
   WireTrainJobEvents();
   WireRuntimeEvents();
   for (const auto& [gvk, kind] : watched_) {
@@ -189,14 +203,16 @@ Status ManagerImpl::Init(service::Frame& frame) {
   return OkStatus();
 }
 
-// OK once every cache has its first list; otherwise which caches wait, and why.
+// OK once the caches that serving needs have their first list; otherwise which caches wait, and
+// why. A JobSet CRD that went missing is named even while its cache is not one of them.
 Status ManagerImpl::CachesSynced() const {
+  if (jobsets_ != nullptr && !jobsets_->HasSynced() && IsNotFound(jobsets_->LastError())) {
+    return UnavailableError(std::string(kJobSetMissing));
+  }
   std::string waiting;
-  for (const auto& i : informers_) {
+  for (const informer::Informer* i : ServingCaches()) {
     if (i->HasSynced()) continue;
     const Status why = i->LastError();
-    if (i.get() == jobsets_ && IsNotFound(why))
-      return UnavailableError(std::string(kJobSetMissing));
     waiting += (waiting.empty() ? "" : ", ") + i->Name();
     if (!why.ok()) waiting += " (" + why.message() + ")";
   }
@@ -271,6 +287,14 @@ Status ManagerImpl::AddWatchedCaches() {
         };
       }
       kind.informer = &AddInformer(w.gvk, std::move(io));
+      const informer::Informer* inf = kind.informer;
+      syncing_.Add(w.gvk, {.synced = [inf] { return inf->HasSynced(); },
+                           .get = [this, inf, gvr = m->gvr](std::string_view ns,
+                                                            std::string_view name) {
+                             StatusOr<json::Value> obj = client_->Get(gvr, ns, name);
+                             if (obj.ok()) inf->Prepare(*obj);
+                             return obj;
+                           }});
     }
     kind.owned = kind.owned || w.owned_by_trainjob;
     if (w.trainjobs_for != nullptr && std::find(kind.mappings.begin(), kind.mappings.end(),
@@ -346,11 +370,11 @@ void ManagerImpl::NewPools(metrics::Registry& registry) {
       pool(kClusterTrainingRuntimeControllerName, options_.runtime_workers, ctr_reconciler_.get());
 }
 
-void ManagerImpl::EnqueueTrainJob(const std::string& key, const informer::Informer& from) {
+void ManagerImpl::EnqueueTrainJob(const std::string& key, bool live) {
   if (key.empty()) return;
   // Keys from a cache's first list go behind live events, so after a restart a new TrainJob is
   // served at once rather than after every converged one.
-  if (from.HasSynced()) {
+  if (live) {
     trainjob_pool_->Add(key);
   } else {
     trainjob_pool_->AddBackground(key);
@@ -399,13 +423,18 @@ void ManagerImpl::ShapeAsCached(json::Value& obj) const {
 void ManagerImpl::RetryWaiting(const char* index, const std::string& value,
                                const informer::Informer& from) {
   const informer::Store* cms = cache_.StoreFor("", "ConfigMap");
+  auto cms_informer = watched_.find(api::kConfigMapGVK);
+  const bool snapshots_listed = cms_informer == watched_.end() ||
+                                cms_informer->second.informer->HasSynced();
   for (const std::string& key : trainjobs_->store().KeysByIndex(index, value)) {
     auto [ns, name] = kube::SplitObjectKey(key);
     if (cms != nullptr && cms->Has(kube::ObjectKey(ns, name + "-runtime-snapshot"))) continue;
     // A snapshot missing from a synced cache may have gone with its TrainJob (see
-    // ConfirmNextPass); during the first lists absence means nothing yet.
-    if (from.HasSynced()) trainjob_reconciler_->ConfirmNextPass(key);
-    EnqueueTrainJob(key, from);
+    // ConfirmNextPass); during the first lists absence means nothing yet, and the key waits
+    // for them in the background lane.
+    const bool live = from.HasSynced() && snapshots_listed;
+    if (live) trainjob_reconciler_->ConfirmNextPass(key);
+    EnqueueTrainJob(key, live);
   }
 }
 
@@ -514,26 +543,53 @@ void ManagerImpl::StopControllers() {
   ctr_pool_->Stop();
 }
 
-// Workers read only synced caches (controller-runtime waits the same way): an unsynced cache
-// would report a present runtime or snapshot as missing. False when stopped meanwhile.
-bool ManagerImpl::WaitForCaches(std::stop_token stop) {
-  for (const auto& i : informers_) {
+// Workers never read an unsynced cache as the truth (controller-runtime waits for every cache):
+// one would report a present runtime or snapshot as missing. With serve_early_ they start once
+// the TrainJobs and runtimes are listed, and read the owned kinds still listing from the
+// apiserver (SyncingReader); otherwise every cache comes first.
+std::vector<informer::Informer*> ManagerImpl::ServingCaches() const {
+  if (serve_early_) return {trainjobs_, trs_, ctrs_};
+  std::vector<informer::Informer*> all;
+  for (const auto& i : informers_) all.push_back(i.get());
+  return all;
+}
+
+// False when stopped meanwhile.
+bool ManagerImpl::WaitForCaches(const std::vector<informer::Informer*>& caches,
+                                std::stop_token stop) {
+  for (const informer::Informer* i : caches) {
     while (!i->WaitForSync(std::chrono::milliseconds(200))) {
       if (stop.stop_requested()) return false;
     }
   }
-  log::Info("caches synced", {{"informers", std::to_string(informers_.size())}});
-  // The first lists' pages were parsed into DOMs and freed; hand that heap back to the kernel
-  // so steady-state RSS reflects the compact caches.
-  malloc_trim(0);
   return true;
+}
+
+// Once every cache has synced: the first lists' keys may run, and the lists' parsed pages, freed,
+// go back to the kernel so steady-state RSS reflects the compact caches.
+void ManagerImpl::SyncRest(std::stop_token stop) {
+  std::vector<informer::Informer*> all;
+  for (const auto& i : informers_) all.push_back(i.get());
+  if (!WaitForCaches(all, stop)) return;
+  log::Info("caches synced", {{"informers", std::to_string(informers_.size())}});
+  trainjob_pool_->ReleaseBackground();
+  malloc_trim(0);
 }
 
 Status ManagerImpl::Run(std::stop_token stop) {
   namespaces_->Start();
-  for (const auto& i : informers_) i->Start();
+  const std::vector<informer::Informer*> serving = ServingCaches();
+  for (informer::Informer* i : serving) i->Start();
   Status result;
-  if (WaitForCaches(stop)) {
+  if (WaitForCaches(serving, stop)) {
+    for (const auto& i : informers_) {
+      if (std::find(serving.begin(), serving.end(), i.get()) == serving.end()) i->Start();
+    }
+    if (serve_early_) {
+      log::Info("TrainJobs and runtimes listed: serving live events while the owned kinds list",
+                {{"listing", std::to_string(informers_.size() - serving.size())}});
+    }
+    std::jthread rest([this](std::stop_token s) { SyncRest(s); });
     if (options_.leader_elect) {
       result = RunLeading(stop);
     } else {

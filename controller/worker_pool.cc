@@ -66,13 +66,26 @@ void WorkerPool::AddBackground(const std::string& key) {
   backlog_cv_.notify_one();
 }
 
+void WorkerPool::HoldBackground() {
+  std::lock_guard<std::mutex> lock(backlog_mu_);
+  backlog_held_ = true;
+}
+
+void WorkerPool::ReleaseBackground() {
+  {
+    std::lock_guard<std::mutex> lock(backlog_mu_);
+    backlog_held_ = false;
+  }
+  backlog_cv_.notify_one();
+}
+
 void WorkerPool::Feed(std::stop_token stop) {
   const size_t low_water = LowWater();
   while (!stop.stop_requested()) {
     std::string key;
     {
       std::unique_lock<std::mutex> lock(backlog_mu_);
-      backlog_cv_.wait(lock, stop, [this] { return !backlog_.empty(); });
+      backlog_cv_.wait(lock, stop, [this] { return !backlog_held_ && !backlog_.empty(); });
       if (stop.stop_requested()) return;
       key = std::move(backlog_.front());
       backlog_.pop_front();

@@ -92,6 +92,10 @@ class WorkerPool {
   // A low-priority add: the key waits in a backlog that feeds the queue only while the queue is
   // nearly empty (used for the keys of a cache's first list, so live events go first).
   void AddBackground(const std::string& key);
+  // While held, background keys wait in the backlog and only live keys are reconciled (the
+  // manager holds it until every cache has synced). Independent of Start and Stop.
+  void HoldBackground();
+  void ReleaseBackground();
   void AddAfter(const std::string& key, workqueue::Clock::duration d) { queue_.AddAfter(key, d); }
 
   void Start();
@@ -126,6 +130,7 @@ class WorkerPool {
   std::condition_variable_any backlog_cv_;
   std::deque<std::string> backlog_;
   std::unordered_set<std::string> backlog_keys_;
+  bool backlog_held_ = false;
   // The feeder sleeps here until a worker takes a key (the only way the queue shrinks).
   std::mutex room_mu_;
   std::condition_variable_any room_cv_;

@@ -14,7 +14,7 @@ after the restart is seen by the webhook (a TrainJob of it is admitted) and by t
 /readyz during the outage: both stay 200. That is deliberate and matches upstream: Kubeflow
 Trainer v2.3.0's manager registers readyz = "certificates ready and webhook server started"
 (cmd/trainer-controller-manager/main.go) and controller-runtime's checks do not call the
-apiserver; our controller's readyz is "informer caches synced once", the webhook's is
+apiserver; our controller's readyz is "TrainJob and runtime caches synced once", the webhook's is
 "certificates loaded, server started, runtime caches synced once". An apiserver outage is
 cluster-wide: reporting every replica unready would take the webhook's endpoints away, so
 admissions would fail for longer (until endpoints come back) instead of recovering with the

@@ -106,6 +106,7 @@ class Running {
     stop_.request_stop();
     thread_.join();
   }
+  Status Ready() { return frame_.probes().Ready(); }
 
  private:
   service::Frame frame_;
@@ -173,6 +174,92 @@ TEST_CASE("a PodGroup kind that is not installed: none of its plugin's watches",
   std::this_thread::sleep_for(200ms);
   CHECK(Settled() == before);
   CHECK(c.Calls("watch") > 0);
+}
+
+// Lists of one resource wait (a slow list) until the end of the scope.
+class HeldLists {
+ public:
+  HeldLists(kube::testing::FakeClient& c, const kube::GroupVersionResource& gvr)
+      : c_(c), gvr_(gvr) {
+    c_.HoldLists(gvr_, true);
+  }
+  ~HeldLists() { Release(); }
+  void Release() { c_.HoldLists(gvr_, false); }
+
+ private:
+  kube::testing::FakeClient& c_;
+  const kube::GroupVersionResource gvr_;
+};
+
+TEST_CASE("while the JobSets still list, a new TrainJob is served and listed ones wait",
+          "[manager]") {
+  kube::testing::FakeClient c;
+  c.Serve(kube::kJobSets, "JobSet");  // installed: live events are served before every list ends
+  c.Seed(kube::kClusterTrainingRuntimes, Runtime());
+  c.Seed(kube::kTrainJobs, TrainJob("listed", false));
+  HeldLists jobsets(c, kube::kJobSets);
+  Running manager(c);
+  // Ready: the TrainJobs and runtimes are listed.
+  REQUIRE(WaitFor([&] { return manager.Ready().ok(); }));
+
+  // A TrainJob created after the TrainJobs' list: its pass reads the absent JobSet and snapshot
+  // from the apiserver and applies them.
+  REQUIRE(c.Create(kube::kTrainJobs, "team", TrainJob("new", false)).ok());
+  REQUIRE(WaitFor([&] { return Has(c, kube::kJobSets, "new"); }));
+  CHECK(Has(c, kube::kConfigMaps, "new-runtime-snapshot"));
+  // The listed TrainJob waits for every cache: its JobSet may exist unseen.
+  std::this_thread::sleep_for(200ms);
+  CHECK_FALSE(Has(c, kube::kJobSets, "listed"));
+  CHECK_FALSE(Has(c, kube::kConfigMaps, "listed-runtime-snapshot"));
+
+  jobsets.Release();
+  CHECK(WaitFor([&] { return Has(c, kube::kJobSets, "listed"); }));
+}
+
+TEST_CASE("a JobSet CRD not served at start: not ready and nothing served until every list",
+          "[manager]") {
+  kube::testing::FakeClient c;  // discovery serves nothing (as when JobSet is installed later)
+  c.Seed(kube::kClusterTrainingRuntimes, Runtime());
+  HeldLists jobsets(c, kube::kJobSets);
+  Running manager(c);
+  REQUIRE(c.Create(kube::kTrainJobs, "team", TrainJob("new", false)).ok());
+  std::this_thread::sleep_for(300ms);
+  CHECK_FALSE(manager.Ready().ok());
+  CHECK_FALSE(Has(c, kube::kJobSets, "new"));
+  jobsets.Release();
+  CHECK(WaitFor([&] { return manager.Ready().ok() && Has(c, kube::kJobSets, "new"); }));
+}
+
+TEST_CASE("while the JobSets still list, an existing JobSet is read live, not applied again",
+          "[manager]") {
+  kube::testing::FakeClient c;
+  c.Serve(kube::kJobSets, "JobSet");
+  c.Seed(kube::kClusterTrainingRuntimes, Runtime());
+  {
+    // A first run converges the TrainJob.
+    c.Seed(kube::kTrainJobs, TrainJob("done", true));
+    Running first(c);
+    REQUIRE(WaitFor([&] { return Has(c, kube::kJobSets, "done"); }));
+    Settled();
+  }
+  auto rv = [&](const kube::GroupVersionResource& gvr, const std::string& name) {
+    return std::string(c.Get(gvr, "team", name)->Find("metadata")->Find("resourceVersion")->AsString());
+  };
+  const std::string jobset_rv = rv(kube::kJobSets, "done");
+  const std::string snapshot_rv = rv(kube::kConfigMaps, "done-runtime-snapshot");
+  HeldLists jobsets(c, kube::kJobSets);
+  Running second(c);
+  REQUIRE(WaitFor([&] { return second.Ready().ok(); }));
+  // A live change of the TrainJob (a label) while the JobSets list: its objects are up to date,
+  // which only the apiserver can tell yet.
+  const int64_t before = Passes();
+  json::Value tj = *c.Get(kube::kTrainJobs, "team", "done");
+  tj["metadata"]["labels"].Set("touched", "yes");
+  REQUIRE(c.Update(kube::kTrainJobs, "team", tj).ok());
+  REQUIRE(WaitFor([&] { return Passes() > before; }));
+  Settled();
+  CHECK(rv(kube::kJobSets, "done") == jobset_rv);
+  CHECK(rv(kube::kConfigMaps, "done-runtime-snapshot") == snapshot_rv);
 }
 
 // The runtime's finalizers as stored, or nullopt when the runtime is gone.

@@ -127,6 +127,25 @@ TEST_CASE("background keys wait behind live ones") {
   CHECK(it - order.begin() <= 2);
 }
 
+TEST_CASE("a held backlog waits while live keys are served, and drains once released") {
+  metrics::Registry registry;
+  Script s;
+  WorkerPool pool(Options(s, 2), registry, nullptr);
+  pool.HoldBackground();
+  for (int i = 0; i < 5; ++i) pool.AddBackground("ns/old-" + std::to_string(i));
+  pool.Start();
+  pool.Add("ns/new");
+  REQUIRE(WaitFor([&] { return pool.processed() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(pool.processed() == 1);
+  CHECK(s.Calls("ns/old-0") == 0);
+  pool.ReleaseBackground();
+  REQUIRE(WaitFor([&] { return pool.processed() == 6; }));
+  pool.Stop();
+  CHECK(s.Calls("ns/new") == 1);
+  CHECK(s.Calls("ns/old-4") == 1);
+}
+
 TEST_CASE("with several workers the backlog is fed in bursts and live keys still go first") {
   metrics::Registry registry;
   Script s;
