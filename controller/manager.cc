@@ -546,7 +546,9 @@ void ManagerImpl::StopControllers() {
 // Workers never read an unsynced cache as the truth (controller-runtime waits for every cache):
 // one would report a present runtime or snapshot as missing. With serve_early_ they start once
 // the TrainJobs and runtimes are listed, and read the owned kinds still listing from the
-// apiserver (SyncingReader); otherwise every cache comes first.
+// apiserver (SyncingReader); otherwise every cache comes first. Every list starts at once either
+// way: the apiserver encodes each list on one goroutine, so the JobSets' (the longest) overlaps
+// the others rather than waiting for them.
 std::vector<informer::Informer*> ManagerImpl::ServingCaches() const {
   if (serve_early_) return {trainjobs_, trs_, ctrs_};
   std::vector<informer::Informer*> all;
@@ -578,16 +580,15 @@ void ManagerImpl::SyncRest(std::stop_token stop) {
 
 Status ManagerImpl::Run(std::stop_token stop) {
   namespaces_->Start();
+  for (const auto& i : informers_) i->Start();
   const std::vector<informer::Informer*> serving = ServingCaches();
-  for (informer::Informer* i : serving) i->Start();
   Status result;
   if (WaitForCaches(serving, stop)) {
-    for (const auto& i : informers_) {
-      if (std::find(serving.begin(), serving.end(), i.get()) == serving.end()) i->Start();
-    }
     if (serve_early_) {
-      log::Info("TrainJobs and runtimes listed: serving live events while the owned kinds list",
-                {{"listing", std::to_string(informers_.size() - serving.size())}});
+      const auto listing = std::count_if(informers_.begin(), informers_.end(),
+                                         [](const auto& i) { return !i->HasSynced(); });
+      log::Info("TrainJobs and runtimes listed: serving live events while the other kinds list",
+                {{"listing", std::to_string(listing)}});
     }
     std::jthread rest([this](std::stop_token s) { SyncRest(s); });
     if (options_.leader_elect) {
