@@ -7,23 +7,13 @@
 
 #include "runtime/api/kinds.h"
 #include "runtime/framework/map_reader.h"
+#include "tests/unit/controller/reader_objects.h"
 
 namespace trainer::controller {
 namespace {
 
-json::Value JobSet(std::string_view name, std::string_view rv) {
-  json::Value js = json::Value::Object();
-  js.Set("apiVersion", "jobset.x-k8s.io/v1alpha2");
-  js.Set("kind", "JobSet");
-  js["metadata"].Set("name", std::string(name));
-  js["metadata"].Set("namespace", "ns");
-  js["metadata"].Set("resourceVersion", std::string(rv));
-  return js;
-}
-
-std::string Rv(const StatusOr<json::Value>& obj) {
-  return obj.ok() ? obj->Find("metadata")->Find("resourceVersion")->AsString() : "<none>";
-}
+using testing::JobSet;
+using testing::Rv;
 
 TEST_CASE("an unsynced kind reads from the apiserver; a synced one from its cache") {
   framework::MapReader cache;
