@@ -91,6 +91,7 @@ class ManagerImpl final : public Manager {
   void EnqueueTrainJob(const std::string& key, bool live);
   void StartControllers();
   void StopControllers();
+  std::vector<informer::Informer*> AllCaches() const;
   std::vector<informer::Informer*> ServingCaches() const;
   bool WaitForCaches(const std::vector<informer::Informer*>& caches, std::stop_token stop);
   void SyncRest(std::stop_token stop);
@@ -551,6 +552,10 @@ void ManagerImpl::StopControllers() {
 // the others rather than waiting for them.
 std::vector<informer::Informer*> ManagerImpl::ServingCaches() const {
   if (serve_early_) return {trainjobs_, trs_, ctrs_};
+  return AllCaches();
+}
+
+std::vector<informer::Informer*> ManagerImpl::AllCaches() const {
   std::vector<informer::Informer*> all;
   for (const auto& i : informers_) all.push_back(i.get());
   return all;
@@ -570,9 +575,7 @@ bool ManagerImpl::WaitForCaches(const std::vector<informer::Informer*>& caches,
 // Once every cache has synced: the first lists' keys may run, and the lists' parsed pages, freed,
 // go back to the kernel so steady-state RSS reflects the compact caches.
 void ManagerImpl::SyncRest(std::stop_token stop) {
-  std::vector<informer::Informer*> all;
-  for (const auto& i : informers_) all.push_back(i.get());
-  if (!WaitForCaches(all, stop)) return;
+  if (!WaitForCaches(AllCaches(), stop)) return;
   log::Info("caches synced", {{"informers", std::to_string(informers_.size())}});
   trainjob_pool_->ReleaseBackground();
   malloc_trim(0);
