@@ -7,7 +7,6 @@ StatusOr<json::Value> SyncingReader::Get(const kube::GroupVersionKind& gvk, std:
                                          std::string_view name) const {
   auto it = sources_.find({gvk.group, gvk.kind});
   if (it == sources_.end() || it->second.synced()) return cache_.Get(gvk, ns, name);
-  live_reads_.fetch_add(1, std::memory_order_relaxed);
   StatusOr<json::Value> live = it->second.get(ns, name);
   if (!live.ok()) {
     // The cache's NotFound text, whichever way the object was looked for.

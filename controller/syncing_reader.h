@@ -9,7 +9,6 @@
 //                                .get = [&](auto ns, auto name) { return client.Get(...); }});
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -37,13 +36,9 @@ class SyncingReader final : public framework::Reader {
   StatusOr<json::Value> Get(const kube::GroupVersionKind& gvk, std::string_view ns,
                             std::string_view name) const override;
 
-  // Reads that went to the apiserver so far.
-  uint64_t live_reads() const { return live_reads_.load(); }
-
  private:
   const framework::Reader& cache_;
   std::map<std::pair<std::string, std::string>, Source> sources_;
-  mutable std::atomic<uint64_t> live_reads_{0};
 };
 
 }  // namespace trainer::controller

@@ -2,7 +2,8 @@
 // event handlers come from the plugins' declared watches, so a TrainJob gets its objects, a
 // deleted owned object comes back, and the CoScheduling requeues reach suspended TrainJobs; the
 // watches of a kind that is not installed are skipped; --protect-runtimes-in-use wires TrainJob
-// events to the runtime controllers.
+// events to the runtime controllers; while the JobSets still list, live events are served (and
+// /readyz says ready) only when the JobSet CRD was installed at start.
 #include "controller/manager.h"
 
 #include <catch2/catch.hpp>
@@ -243,7 +244,8 @@ TEST_CASE("while the JobSets still list, an existing JobSet is read live, not ap
     Settled();
   }
   auto rv = [&](const kube::GroupVersionResource& gvr, const std::string& name) {
-    return std::string(c.Get(gvr, "team", name)->Find("metadata")->Find("resourceVersion")->AsString());
+    StatusOr<json::Value> obj = c.Get(gvr, "team", name);
+    return std::string(obj->Find("metadata")->Find("resourceVersion")->AsString());
   };
   const std::string jobset_rv = rv(kube::kJobSets, "done");
   const std::string snapshot_rv = rv(kube::kConfigMaps, "done-runtime-snapshot");
