@@ -264,9 +264,10 @@ class Api:
         meta = body.get("metadata") or {}
         return len(body.get("items") or []) + int(meta.get("remainingItemCount") or 0)
 
-    def create_namespace(self, name):
+    def create_namespace(self, name, labels=None):
+        meta = {"name": name, **({"labels": labels} if labels else {})}
         status, body = self.call("POST", "/api/v1/namespaces", {
-            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            "apiVersion": "v1", "kind": "Namespace", "metadata": meta})
         if status != 201:
             raise RuntimeError("creating namespace %s: %s %s" % (name, status, body))
 

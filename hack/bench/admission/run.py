@@ -8,9 +8,13 @@ servers run side by side, all with the test bed's webhook serving certificate:
             HTTP/TLS server (common/http) with the same thread count: the physical floor;
   ours      trainer-webhook, reading runtimes from the cluster as deployed;
   upstream  (--upstream) upstream Kubeflow Trainer v2.3.0's manager, which serves its webhooks.
-deploy/base's webhook configurations (the TrainJob defaulter and validator, the runtime
-validators) are registered by URL pointing at one server at a time ("none": not registered), so
-only the server differs. A configuration is in force once probe creates reach that server (two
+deploy/base's webhook configurations (the TrainJob defaulter and validator) are registered by URL
+with the test bed's CA. --mode interleaved (the default): every configuration at once, each
+renamed <config>.<name> and in force only in its own namespace adm-<config> (a namespaceSelector
+on the namespace's label), and the creates interleaved across the namespaces in shuffled blocks
+of one create each: every configuration is measured at the same moments, so the host's drift
+falls on all alike. --mode sequential: one configuration at a time ("none": not registered),
+rounds in rotated order. A configuration is in force once probe creates reach its server (two
 calls each: mutate, validate) and no other.
 
 Measured per configuration: trainer-bench-apply sends COUNT server-side dry-run creates of a
@@ -18,7 +22,7 @@ TrainJob (?dryRun=All: admission runs, nothing is stored) over the controller's 
 (HTTP/2, one keep-alive connection per worker, as kubectl), CONCURRENCY at a time; per-create
 latency as the client sees it (mean, p50, p90, p99); the apiserver's own view
 (apiserver_admission_webhook_admission_duration_seconds per webhook, and
-apiserver_request_duration_seconds of the create); the server's request count (must be 2 per
+apiserver_request_duration_seconds of the create, sequential only); the server's request count (must be 2 per
 create) and the connections the apiserver holds open to it afterwards. Before each measurement
 --warmup creates at the same concurrency (not measured) open the apiserver's connections and warm
 both sides. --rounds repeats all configurations in rotated order, so drift spreads over all of
@@ -28,8 +32,11 @@ Derived: "added" = a configuration's mean latency minus the same round's "none" 
 compares ours' added latency with the null webhook's (ours/null <= 1.10), as the ratio of the
 means over rounds and as the median of each round's own ratio (one disturbed round moves the
 first, not the second); and the apiserver's own per-call webhook duration, ours/null's.
+Interleaved, also over every block of all rounds ("paired"): the ratio of the added latencies
+with a 95% bootstrap interval over blocks, and the ratio of the medians' added latencies.
 
-Usage: hack/bench/admission/run.py [--count 1000] [--concurrency 1,16] [--rounds 5]
+Usage: hack/bench/admission/run.py [--mode interleaved|sequential] [--count 1000]
+         [--concurrency 1,16] [--rounds 5]
          [--warmup 300] [--upstream] [--upstream-bin PATH] [--null-variant NAME=ARGS ...] [--bin build/bin]
          [--out BASE]
 --null-variant adds a null webhook answering differently (a JSONPatch on mutate, a bigger
@@ -41,6 +48,7 @@ at --count 1000 (2 cores, idle), plus ~30 s to start.
 import argparse
 import json
 import os
+import random
 import ssl
 import subprocess
 import sys
@@ -56,6 +64,7 @@ import benchlib  # noqa: E402
 from benchlib import TRAINJOBS, free_port, log, metric_sum, sh  # noqa: E402
 
 NS = "admission"
+NS_LABEL = "trainer-bench-admission"
 CONFIG_NAMES = {"MutatingWebhookConfiguration": "defaulter.trainer.kubeflow.org",
                 "ValidatingWebhookConfiguration": "validator.trainer.kubeflow.org"}
 TRAINJOB_WEBHOOKS = ("defaulter.trainjob.trainer.kubeflow.org",
@@ -167,13 +176,18 @@ def activate(bed, servers, which, api):
     else:
         bed.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
                     stdin=configurations(bed, servers[which].url))
-    # In force once 5 probe creates in a row reached exactly WHICH, twice each.
+    wait_in_force(servers, which, api, NS)
+
+
+def wait_in_force(servers, which, api, ns):
+    """Returns once 5 probe creates in a row in NS reached exactly server WHICH (none: no
+    server), twice each."""
     good, deadline = 0, time.time() + 120
     while good < 5:
         if time.time() > deadline:
             raise RuntimeError("webhook configuration for %s not in force after 120 s" % which)
         before = {n: s.requests() for n, s in servers.items()}
-        status, body = api.call("POST", TRAINJOBS % NS + "?dryRun=All", trainjob("probe"))
+        status, body = api.call("POST", TRAINJOBS % ns + "?dryRun=All", trainjob("probe"))
         if status != 201:
             raise RuntimeError("probe create with %s: %s %s" % (which, status, body))
         delta = {n: s.requests() - before[n] for n, s in servers.items()}
@@ -182,14 +196,48 @@ def activate(bed, servers, which, api):
         time.sleep(0.05)
 
 
-def apiserver_view(api):
-    """The apiserver's admission and request-duration sums and counts, for deltas."""
+def namespace_of(which):
+    """The namespace whose creates configuration WHICH admits, when interleaved."""
+    return "adm-" + which
+
+
+def interleaved_configurations(bed, which, url):
+    """deploy/base's TrainJob defaulter and validator for configuration WHICH, calling URL: named
+    WHICH.<name> (so the apiserver's metrics tell the servers apart) and in force only in
+    namespace_of(WHICH), by a namespaceSelector on its label. The runtime validators are left
+    out: runtimes are cluster-scoped, where a namespaceSelector selects nothing away."""
+    items = []
+    for item in json.loads(configurations(bed, url))["items"]:
+        hooks = [dict(wh, name=which + "." + wh["name"],
+                      namespaceSelector={"matchLabels": {NS_LABEL: which}})
+                 for wh in item["webhooks"] if wh["name"] in TRAINJOB_WEBHOOKS]
+        if hooks:
+            item["metadata"]["name"] = which + "." + item["metadata"]["name"]
+            item["webhooks"] = hooks
+            items.append(item)
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def activate_interleaved(bed, servers, configs, api):
+    """Every configuration at once, each in its own labelled namespace."""
+    for which in configs:
+        api.create_namespace(namespace_of(which), {NS_LABEL: which})
+        if which != "none":
+            bed.kubectl("apply", "--server-side", "-f", "-",
+                        stdin=interleaved_configurations(bed, which, servers[which].url))
+    for which in configs:
+        wait_in_force(servers, which, api, namespace_of(which))
+
+
+def apiserver_view(api, webhooks=TRAINJOB_WEBHOOKS):
+    """The apiserver's admission sums and counts for WEBHOOKS and the create's request-duration
+    sums and counts, for deltas."""
     conn = api.connect()
     conn.request("GET", "/metrics")
     text = conn.getresponse().read().decode()
     conn.close()
     view = {}
-    for wh in TRAINJOB_WEBHOOKS:
+    for wh in webhooks:
         for part in ("sum", "count"):
             view["%s_%s" % (wh, part)] = metric_sum(
                 text, "apiserver_admission_webhook_admission_duration_seconds_" + part, name=wh)
@@ -198,6 +246,21 @@ def apiserver_view(api):
             text, "apiserver_request_duration_seconds_" + part, verb="POST", resource="trainjobs",
             dry_run="All")
     return view
+
+
+def mean_ms(before, after, prefix):
+    """The mean in ms of a sum/count pair between two apiserver_view()s; None without calls."""
+    n = after[prefix + "_count"] - before[prefix + "_count"]
+    if not n:
+        return None
+    return round(1000 * (after[prefix + "_sum"] - before[prefix + "_sum"]) / n, 3)
+
+
+def server_stats(server, before_requests):
+    return {"server_requests": int(server.requests() - before_requests),
+            "server_connections": server.connections(),
+            "server_rss_mb": server.service.usage()["rss_mb"],
+            "server_peak_rss_mb": server.service.usage()["peak_rss_mb"]}
 
 
 def measure(args, bed, servers, which, concurrency, tj_path, api):
@@ -212,20 +275,41 @@ def measure(args, bed, servers, which, concurrency, tj_path, api):
     row = {"config": which, "concurrency": concurrency, "count": args.count,
            "seconds": r["seconds"], "creates_per_second": round(args.count / r["seconds"], 1),
            "failures": r["failures"], "latency_ms": r["latency_ms"]}
-
-    def mean_ms(prefix):
-        n = after[prefix + "_count"] - before[prefix + "_count"]
-        if not n:
-            return None
-        return round(1000 * (after[prefix + "_sum"] - before[prefix + "_sum"]) / n, 3)
-    row["apiserver_request_ms"] = mean_ms("request")
-    row["apiserver_webhook_ms"] = {wh.split(".")[0]: mean_ms(wh) for wh in TRAINJOB_WEBHOOKS}
+    row["apiserver_request_ms"] = mean_ms(before, after, "request")
+    row["apiserver_webhook_ms"] = {wh.split(".")[0]: mean_ms(before, after, wh)
+                                   for wh in TRAINJOB_WEBHOOKS}
     if server:
-        row["server_requests"] = int(server.requests() - before_req)
-        row["server_connections"] = server.connections()
-        row["server_rss_mb"] = server.service.usage()["rss_mb"]
-        row["server_peak_rss_mb"] = server.service.usage()["peak_rss_mb"]
+        row.update(server_stats(server, before_req))
     return row
+
+
+def measure_interleaved(args, bed, servers, configs, concurrency, tj_path, api, rnd):
+    """COUNT creates per configuration, interleaved across their namespaces in shuffled blocks
+    (one create of each configuration per block): one row per configuration, and the blocks'
+    per-create latencies [namespace index, ms] in send order."""
+    hooks = {w: ["%s.%s" % (w, wh) for wh in TRAINJOB_WEBHOOKS] for w in configs}
+    before_req = {n: s.requests() for n, s in servers.items()}
+    before = apiserver_view(api, [h for w in configs for h in hooks[w]])
+    ns_flags = [f for w in configs for f in ("--namespace", namespace_of(w))]
+    out = sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig,
+             "--file", tj_path, *ns_flags, "--seed", str(rnd + 1), "--prefix", "adm",
+             "--count", str(args.count * len(configs)), "--concurrency", str(concurrency),
+             "--create", "--dry-run")
+    r = json.loads(out)
+    after = apiserver_view(api, [h for w in configs for h in hooks[w]])
+    rows = []
+    for which in configs:
+        row = {"config": which, "concurrency": concurrency, "count": args.count,
+               "seconds": r["seconds"],
+               "creates_per_second": round(args.count * len(configs) / r["seconds"], 1),
+               "failures": r["failures"], "latency_ms": r["by_namespace"][namespace_of(which)],
+               "apiserver_request_ms": None,
+               "apiserver_webhook_ms": {wh.split(".")[0]: mean_ms(before, after, "%s.%s" % (
+                   which, wh)) for wh in TRAINJOB_WEBHOOKS}}
+        if which in servers:
+            row.update(server_stats(servers[which], before_req[which]))
+        rows.append(row)
+    return rows, r["sets"]
 
 
 def median(xs):
@@ -293,6 +377,58 @@ def summarize(rows, configs, concurrencies):
     return out
 
 
+def paired(samples, configs, concurrencies, resamples=1000):
+    """From interleaved runs: per concurrency and configuration beyond none and null, the ratio of
+    its added latency to the null webhook's over every block (one create of each configuration,
+    measured together), with a 95% bootstrap interval over blocks; and the same ratio of the
+    medians (robust to the few slow creates that dominate a mean)."""
+    out = []
+    rng = random.Random(1)
+    for c in concurrencies:
+        blocks = []
+        for sample in samples:
+            if sample["concurrency"] != c:
+                continue
+            sets, k = sample["sets"], len(configs)
+            for j in range(0, len(sets) - k + 1, k):
+                blocks.append({configs[int(ns)]: ms for ns, ms in sets[j:j + k]})
+        if not blocks or "none" not in configs or "null" not in configs:
+            continue
+
+        def ratio(bs, cfg):
+            null = sum(b["null"] - b["none"] for b in bs)
+            return sum(b[cfg] - b["none"] for b in bs) / null if null else float("nan")
+
+        med = {cfg: median([b[cfg] for b in blocks]) for cfg in configs}
+        for cfg in configs:
+            if cfg in ("none", "null"):
+                continue
+            boot = sorted(ratio([blocks[rng.randrange(len(blocks))] for _ in blocks], cfg)
+                          for _ in range(resamples))
+            out.append({"config": cfg, "concurrency": c, "blocks": len(blocks),
+                        "added_ms": round(sum(b[cfg] - b["none"] for b in blocks) / len(blocks), 4),
+                        "null_added_ms": round(
+                            sum(b["null"] - b["none"] for b in blocks) / len(blocks), 4),
+                        "added_vs_null": round(ratio(blocks, cfg), 3),
+                        "ci95": [round(boot[int(0.025 * resamples)], 3),
+                                 round(boot[int(0.975 * resamples) - 1], 3)],
+                        "median_added_vs_null": round(
+                            (med[cfg] - med["none"]) / (med["null"] - med["none"]), 3)
+                        if med["null"] != med["none"] else None})
+    return out
+
+
+def paired_table(rows):
+    lines = ["| webhooks | concurrency | blocks | added ms | null's added ms | **added / null's** | "
+             "95% interval | medians' added / null's |", "|---|---|---|---|---|---|---|---|"]
+    for p in rows:
+        lines.append("| %s | %d | %d | %.3f | %.3f | **%.3f** | %.3f-%.3f | %s |" % (
+            p["config"], p["concurrency"], p["blocks"], p["added_ms"], p["null_added_ms"],
+            p["added_vs_null"], p["ci95"][0], p["ci95"][1],
+            "%.3f" % p["median_added_vs_null"] if p["median_added_vs_null"] is not None else "–"))
+    return "\n".join(lines) + "\n"
+
+
 def table(summary):
     def f(v, fmt="%.2f"):
         return fmt % v if v is not None else "–"
@@ -323,38 +459,62 @@ def detail(rows):
     return "\n".join(lines) + "\n"
 
 
-def run_rounds(args, work, configs, concurrencies, rows):
-    """Every configuration, --rounds times in rotated order, on a test bed of its own."""
+def run_rounds(args, work, configs, concurrencies, rows, samples):
+    """Every configuration, --rounds times, on a test bed of its own: interleaved (all
+    configurations registered at once, each in its own namespace, their creates mixed), or
+    sequential (one configuration registered at a time, in rotated order)."""
     with benchlib.TestBed(os.path.join(work, "testbed")) as bed:
         api = bed.api()
-        api.create_namespace(NS)
         servers = start_servers(args, bed, work)
         try:
             tj_path = os.path.join(work, "trainjob.json")
             with open(tj_path, "w") as f:
                 json.dump(trainjob(), f)
+            if args.mode == "interleaved":
+                activate_interleaved(bed, servers, configs, api)
+            else:
+                api.create_namespace(NS)
             for rnd in range(args.rounds):
+                if args.mode == "interleaved":
+                    for c in concurrencies:
+                        warm(args, bed, tj_path, c, [namespace_of(w) for w in configs])
+                        got, sets = measure_interleaved(args, bed, servers, configs, c, tj_path,
+                                                        api, rnd)
+                        samples.append({"round": rnd, "concurrency": c, "sets": sets})
+                        for row in got:
+                            record(args, rows, row, rnd)
+                    continue
                 order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
                 for which in order:
                     activate(bed, servers, which, api)
                     for c in concurrencies:
-                        # Warm at this concurrency: the apiserver's connections to the server
-                        # (as many as this concurrency opens), both sides' caches and threads.
-                        sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig",
-                           bed.kubeconfig, "--file", tj_path, "--namespace", NS, "--prefix",
-                           "warm", "--count", str(args.warmup), "--concurrency", str(c),
-                           "--create", "--dry-run")
-                        row = measure(args, bed, servers, which, c, tj_path, api)
-                        row["round"] = rnd
-                        rows.append(row)
-                        log("round %d %s c=%d: mean %.3f ms, p99 %.3f ms" % (
-                            rnd, which, c, row["latency_ms"]["mean"], row["latency_ms"]["p99"]))
-                        if row.get("server_requests") not in (None, 2 * args.count):
-                            raise RuntimeError("%s answered %d requests for %d creates" % (
-                                which, row["server_requests"], args.count))
+                        warm(args, bed, tj_path, c, [NS])
+                        record(args, rows, measure(args, bed, servers, which, c, tj_path, api),
+                               rnd)
         finally:
             for s in servers.values():
                 s.service.stop()
+
+
+def warm(args, bed, tj_path, concurrency, namespaces):
+    """--warmup creates per namespace at this concurrency, not measured: the apiserver's
+    connections to the servers (as many as this concurrency opens), both sides' caches and
+    threads."""
+    sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig, "--file",
+       tj_path, *[f for ns in namespaces for f in ("--namespace", ns)], "--prefix", "warm",
+       "--count", str(args.warmup * len(namespaces)), "--concurrency", str(concurrency),
+       "--create", "--dry-run")
+
+
+def record(args, rows, row, rnd):
+    row["round"] = rnd
+    rows.append(row)
+    log("round %d %s c=%d: mean %.3f ms, p99 %.3f ms" % (
+        rnd, row["config"], row["concurrency"], row["latency_ms"]["mean"],
+        row["latency_ms"]["p99"]))
+    if row.get("server_requests") not in (None, 2 * args.count):
+        raise RuntimeError("%s answered %d requests for %d creates" % (
+            row["config"], row["server_requests"], args.count))
 
 
 def null_variant(text):
@@ -369,6 +529,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=300,
                     help="dry-run creates before each measurement, at its concurrency")
+    ap.add_argument("--mode", choices=("interleaved", "sequential"), default="interleaved",
+                    help="interleaved: every configuration at once, one namespace each, their "
+                         "creates mixed; sequential: one configuration at a time")
     ap.add_argument("--upstream", action="store_true")
     ap.add_argument("--null-variant", action="append", default=[], type=null_variant,
                     metavar="NAME=ARGS",
@@ -386,15 +549,18 @@ def main():
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     configs = (["none", "null"] + [name for name, _ in args.null_variant] + ["ours"] +
                (["upstream"] if args.upstream else []))
-    rows = []
+    rows, samples = [], []
     with benchlib.work_dir("bench-admission-") as work:
-        run_rounds(args, work, configs, concurrencies, rows)
+        run_rounds(args, work, configs, concurrencies, rows, samples)
     summary = summarize(rows, configs, concurrencies)
     doc["results"] = rows
     doc["summary"] = summary
-    text = ("load average %s → %s, %d creates per row, %d rounds\n\n" % (
+    doc["paired"] = paired(samples, configs, concurrencies)
+    doc["samples"] = samples
+    text = ("load average %s → %s, %d creates per row, %d rounds, %s\n\n" % (
         doc["load_average_start"], [round(x, 2) for x in os.getloadavg()], args.count,
-        args.rounds) + table(summary) + "\n" + detail(rows))
+        args.rounds, args.mode) + (paired_table(doc["paired"]) + "\n" if doc["paired"] else "") +
+        table(summary) + "\n" + detail(rows))
     print(text)
     benchlib.write_results(doc, out_base, text)
 

@@ -14,10 +14,14 @@
 // With --owners FILE (lines "<name> <uid>"), an ownerReference named "{name}" in a template is
 // given set i's name and that name's uid from FILE: objects owned by existing TrainJobs, as the
 // controller writes them (ownerReferences are what the garbage collector tracks).
+// With --namespace given K > 1 times, the sets go to the namespaces in blocks of K, each block a
+// shuffled order of all K (--seed): the admission benchmark's interleaved configurations, one
+// per namespace, measured at the same moments; the output adds each namespace's latencies
+// ("by_namespace") and every set's namespace index and latency in set order ("sets").
 //
 //   trainer-bench-apply --kubeconfig K --file cm.json --file jobset.json --namespace ns
 //       --prefix floor --count 1000 --concurrency 5 [--create [--dry-run]] [--field-manager floor]
-//       [--in-order] [--owners uids.txt]
+//       [--in-order] [--owners uids.txt] [--namespace ns2 ... [--seed 1]]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -27,6 +31,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,10 +46,11 @@
 namespace {
 
 struct Args {
-  std::string kubeconfig, ns = "default", prefix = "bench", field_manager = "bench-floor";
+  std::string kubeconfig, prefix = "bench", field_manager = "bench-floor";
   std::string owners;
-  std::vector<std::string> files;
+  std::vector<std::string> files, namespaces;
   int count = 100;
+  int seed = 1;
   int concurrency = 5;
   bool create = false;
   bool dry_run = false;
@@ -76,6 +82,37 @@ bool SetOwners(trainer::json::Value& obj, const std::string& base,
   return true;
 }
 
+// Set i's namespace index: blocks of k sets, each block a shuffled order of 0..k-1, so every
+// namespace is measured as often, at the same moments, and in every position.
+std::vector<size_t> NamespaceOrder(int count, size_t k, int seed) {
+  std::vector<size_t> order, block(k);
+  std::iota(block.begin(), block.end(), 0);
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  while (order.size() < static_cast<size_t>(count)) {
+    std::shuffle(block.begin(), block.end(), rng);
+    order.insert(order.end(), block.begin(), block.end());
+  }
+  order.resize(static_cast<size_t>(count));
+  return order;
+}
+
+// {"mean": .., "p50": .., "p90": .., "p99": .., "max": ..} of latencies in milliseconds.
+std::string LatencyJson(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  auto pct = [&](double p) {
+    if (ms.empty()) return 0.0;
+    size_t i = static_cast<size_t>(p / 100 * static_cast<double>(ms.size() - 1) + 0.5);
+    return ms[i];
+  };
+  const double mean =
+      ms.empty() ? 0.0 : std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "{\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"max\": %.3f}",
+                mean, pct(50), pct(90), pct(99), ms.empty() ? 0.0 : ms.back());
+  return buf;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,7 +127,11 @@ int main(int argc, char** argv) {
            flags::String(&args.kubeconfig, "FILE")},
           {"file", "An object template; repeatable, one object of each per set.",
            flags::Append(&args.files, "FILE")},
-          {"namespace", "The objects' namespace.", flags::String(&args.ns, "NS")},
+          {"namespace",
+           "The objects' namespace (default: default); repeated, the sets are interleaved "
+           "across the namespaces.",
+           flags::Append(&args.namespaces, "NS")},
+          {"seed", "The interleaving's shuffle seed.", flags::Int(&args.seed, 0, 1'000'000'000)},
           {"prefix", "Set i's objects are named <prefix>-<i>.", flags::String(&args.prefix, "P")},
           {"field-manager", "The server-side apply field manager.",
            flags::String(&args.field_manager, "NAME")},
@@ -141,6 +182,8 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, std::string> owners;
   if (!args.owners.empty()) owners = ReadOwners(args.owners);
+  if (args.namespaces.empty()) args.namespaces.push_back("default");
+  const std::vector<size_t> ns_of = NamespaceOrder(args.count, args.namespaces.size(), args.seed);
   // Prepare every body first: only requests are timed.
   std::vector<std::vector<json::Value>> sets(args.count);
   for (int i = 0; i < args.count; ++i) {
@@ -151,7 +194,7 @@ int main(int argc, char** argv) {
       const size_t at = name.find("{name}");
       name = at == std::string::npos ? base : name.replace(at, 6, base);
       o["metadata"].Set("name", name);
-      o["metadata"].Set("namespace", args.ns);
+      o["metadata"].Set("namespace", args.namespaces[ns_of[i]]);
       if (!args.owners.empty() && !SetOwners(o, base, owners)) {
         std::fprintf(stderr, "%s: no uid for owner %s\n", args.owners.c_str(), base.c_str());
         return 2;
@@ -161,13 +204,13 @@ int main(int argc, char** argv) {
   }
   std::atomic<int> next{0};
   std::atomic<int> failures{0};
+  // Each request's latency, by set: a set's objects are one request each.
+  std::vector<std::vector<double>> set_ms(args.count, std::vector<double>(templates.size()));
   auto start = std::chrono::steady_clock::now();
-  std::mutex latencies_mu;
-  std::vector<double> latencies_ms;
-  latencies_ms.reserve(static_cast<size_t>(args.count) * templates.size());
-  auto send = [&](size_t t, const json::Value& obj) {
+  auto send = [&](int i, size_t t) {
+    const json::Value& obj = sets[i][t];
     const kube::ResourceMapping& m = *templates[t].mapping;
-    const std::string ns = m.namespaced ? args.ns : "";
+    const std::string ns = m.namespaced ? std::string(kube::Namespace(obj)) : "";
     auto begin = std::chrono::steady_clock::now();
     Status s =
         args.create
@@ -177,12 +220,8 @@ int main(int argc, char** argv) {
                       m.gvr, ns, obj,
                       {.field_manager = args.field_manager, .force = true, .dry_run = args.dry_run})
                   .status();
-    const double ms =
+    set_ms[i][t] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
-    {
-      std::lock_guard<std::mutex> lock(latencies_mu);
-      latencies_ms.push_back(ms);
-    }
     if (!s.ok() && ++failures <= 3) std::fprintf(stderr, "%s\n", s.message().c_str());
   };
   std::vector<std::thread> threads;
@@ -190,37 +229,47 @@ int main(int argc, char** argv) {
     threads.emplace_back([&] {
       for (int i = next++; i < args.count; i = next++) {
         if (args.in_order) {
-          for (size_t t = 0; t < sets[i].size(); ++t) send(t, sets[i][t]);
+          for (size_t t = 0; t < sets[i].size(); ++t) send(i, t);
           continue;
         }
         // As the controller's pass: extra objects on their own threads, the first inline.
         std::vector<std::thread> extra;
         for (size_t t = 1; t < sets[i].size(); ++t) {
-          extra.emplace_back([&send, t, &obj = sets[i][t]] { send(t, obj); });
+          extra.emplace_back([&send, i, t] { send(i, t); });
         }
-        send(0, sets[i][0]);
+        send(i, 0);
         for (std::thread& e : extra) e.join();
       }
     });
   }
   for (std::thread& t : threads) t.join();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::sort(latencies_ms.begin(), latencies_ms.end());
-  auto pct = [&](double p) {
-    if (latencies_ms.empty()) return 0.0;
-    size_t i = static_cast<size_t>(p / 100 * static_cast<double>(latencies_ms.size() - 1) + 0.5);
-    return latencies_ms[i];
-  };
-  const double mean = latencies_ms.empty()
-                          ? 0.0
-                          : std::accumulate(latencies_ms.begin(), latencies_ms.end(), 0.0) /
-                                static_cast<double>(latencies_ms.size());
-  std::printf(
-      "{\"count\": %d, \"objects\": %zu, \"concurrency\": %d, \"seconds\": %.3f, "
-      "\"failures\": %d, \"latency_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, "
-      "\"p99\": %.3f, \"max\": %.3f}}\n",
-      args.count, static_cast<size_t>(args.count) * templates.size(), args.concurrency, seconds,
-      failures.load(), mean, pct(50), pct(90), pct(99),
-      latencies_ms.empty() ? 0.0 : latencies_ms.back());
+  std::vector<double> all;
+  std::vector<std::vector<double>> by_ns(args.namespaces.size());
+  for (int i = 0; i < args.count; ++i) {
+    all.insert(all.end(), set_ms[i].begin(), set_ms[i].end());
+    by_ns[ns_of[i]].insert(by_ns[ns_of[i]].end(), set_ms[i].begin(), set_ms[i].end());
+  }
+  std::string out = "{\"count\": " + std::to_string(args.count) +
+                    ", \"objects\": " + std::to_string(all.size()) +
+                    ", \"concurrency\": " + std::to_string(args.concurrency) +
+                    ", \"seconds\": " + std::to_string(seconds) +
+                    ", \"failures\": " + std::to_string(failures.load()) +
+                    ", \"latency_ms\": " + LatencyJson(all);
+  if (args.namespaces.size() > 1) {
+    out += ", \"by_namespace\": {";
+    for (size_t n = 0; n < args.namespaces.size(); ++n) {
+      out += (n ? ", \"" : "\"") + args.namespaces[n] + "\": " + LatencyJson(by_ns[n]);
+    }
+    out += "}, \"sets\": [";
+    char buf[64];
+    for (int i = 0; i < args.count; ++i) {
+      double ms = std::accumulate(set_ms[i].begin(), set_ms[i].end(), 0.0);
+      std::snprintf(buf, sizeof buf, "%s[%zu, %.4f]", i ? ", " : "", ns_of[i], ms);
+      out += buf;
+    }
+    out += "]";
+  }
+  std::printf("%s}\n", out.c_str());
   return failures.load() == 0 ? 0 : 1;
 }
