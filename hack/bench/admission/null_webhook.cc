@@ -8,12 +8,15 @@
 //
 //   trainer-bench-null-webhook --cert-dir DIR [--port 0] [--threads 16]
 //       [--mutate-patch '[{"op":"add",...}]'] [--pad BYTES] [--status] [--busy-poll 50us]
+//       [--spin 30us]
 // Prints "listening on PORT" once serving. --mutate-patch answers paths starting with /mutate
 // with that JSONPatch (base64, patchType JSONPatch), --pad adds a warning of BYTES characters to
 // every answer: both measure what a patch or a bigger response costs the apiserver. --status
 // answers what trainer-webhook and upstream's controller-runtime answer an allowed request
 // (kind first, "status":{"metadata":{},"code":200}): the same bytes, no work. --busy-poll is
-// trainer-webhook's flag of that name (default: the same, the server's default). GET /stats
+// trainer-webhook's flag of that name (default: the same, the server's default). --spin keeps the
+// CPU busy that long before each answer: a server whose handler works that long, to measure
+// what a server's own time costs the apiserver per call (admission/run.py). GET /stats
 // returns {"requests": N} (requests answered so far).
 #include <httplib.h>
 #include <unistd.h>
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
   size_t threads = 16, pad = 0;
   bool status = false;
   std::chrono::microseconds busy_poll = http::kDefaultBusyPoll;
+  std::chrono::microseconds spin{0};
   flags::FlagSet fs(
       "trainer-bench-null-webhook",
       "A webhook that answers every review \"allowed\" without reading it (see null_webhook.cc).",
@@ -71,6 +75,8 @@ int main(int argc, char** argv) {
           {"busy-poll", "trainer-webhook's --busy-poll (the same default).",
            flags::Duration(&busy_poll, std::chrono::microseconds(0),
                            std::chrono::milliseconds(10))},
+          {"spin", "Busy work before each answer.",
+           flags::Duration(&spin, std::chrono::microseconds(0), std::chrono::milliseconds(10))},
       });
   if (std::optional<int> code = flags::ParseMain(fs, argc, argv, {"cert-dir"})) return *code;
   http::CertWatcher certs({.cert_dir = cert_dir});
@@ -92,6 +98,9 @@ int main(int argc, char** argv) {
                        .threads = threads,
                        .busy_poll = busy_poll});
   auto answer = [&](const http::Request& req, http::Response& res) {
+    const auto until = std::chrono::steady_clock::now() + spin;
+    while (std::chrono::steady_clock::now() < until) {
+    }
     const bool mutate = req.path.rfind("/mutate", 0) == 0;
     std::string body =
         status

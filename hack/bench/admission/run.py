@@ -84,8 +84,13 @@ def trainjob(name=None):
 class Server:
     """One webhook server: its Service (process), base URL and request counter."""
 
-    def __init__(self, name, service, port, requests):
+    def __init__(self, name, service, port, requests, handler=None):
         self.name, self.service, self.port, self._requests = name, service, port, requests
+        self._handler = handler
+
+    def handler_seconds(self):
+        """(sum, count) of the server's own handler latency histogram, or None without one."""
+        return self._handler() if self._handler else None
 
     @property
     def url(self):
@@ -129,19 +134,28 @@ def start_servers(args, bed, work):
          "--health-probe-bind-address=127.0.0.1:%d" % health],
         os.path.join(work, "ours.log"), health_port=health, metrics_port=metrics)
     servers["ours"] = Server("ours", ours, port, lambda: metric_sum(
-        ours.scrape(), "controller_runtime_webhook_requests_total"))
+        ours.scrape(), "controller_runtime_webhook_requests_total"),
+        lambda: handler_seconds(ours.scrape()))
 
     if args.upstream:
         up = benchlib.upstream_manager(args.upstream_bin, bed.kubeconfig, work, certs,
                                        os.path.join(work, "upstream.log"))
         servers["upstream"] = Server("upstream", up, up.webhook_port, lambda: metric_sum(
-            up.scrape(), "controller_runtime_webhook_requests_total"))
+            up.scrape(), "controller_runtime_webhook_requests_total"),
+            lambda: handler_seconds(up.scrape()))
     for s in servers.values():
         if s.service.health:
             s.service.wait_ready(120)
     for s in servers.values():
         benchlib.wait_for(lambda: probe_server(s, ctx), 60, "%s to answer" % s.name, every=0.2)
     return servers
+
+
+def handler_seconds(text):
+    """(sum, count) of controller_runtime_webhook_latency_seconds over every webhook path: the
+    time the server's handlers took, from the request read to the answer written."""
+    return tuple(metric_sum(text, "controller_runtime_webhook_latency_seconds_" + part)
+                 for part in ("sum", "count"))
 
 
 def probe_server(server, ctx):
@@ -256,16 +270,22 @@ def mean_ms(before, after, prefix):
     return round(1000 * (after[prefix + "_sum"] - before[prefix + "_sum"]) / n, 3)
 
 
-def server_stats(server, before_requests):
-    return {"server_requests": int(server.requests() - before_requests),
-            "server_connections": server.connections(),
-            "server_rss_mb": server.service.usage()["rss_mb"],
-            "server_peak_rss_mb": server.service.usage()["peak_rss_mb"]}
+def server_stats(server, before_requests, before_handler):
+    out = {"server_requests": int(server.requests() - before_requests),
+           "server_connections": server.connections(),
+           "server_rss_mb": server.service.usage()["rss_mb"],
+           "server_peak_rss_mb": server.service.usage()["peak_rss_mb"]}
+    after = server.handler_seconds()
+    if after and after[1] > before_handler[1]:
+        out["server_handler_ms"] = round(
+            1000 * (after[0] - before_handler[0]) / (after[1] - before_handler[1]), 4)
+    return out
 
 
 def measure(args, bed, servers, which, concurrency, tj_path, api):
     server = servers.get(which)
     before_req = server.requests() if server else 0
+    before_handler = server.handler_seconds() if server else None
     before = apiserver_view(api)
     out = sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig,
              "--file", tj_path, "--namespace", NS, "--prefix", "adm-%s" % which, "--count",
@@ -279,7 +299,7 @@ def measure(args, bed, servers, which, concurrency, tj_path, api):
     row["apiserver_webhook_ms"] = {wh.split(".")[0]: mean_ms(before, after, wh)
                                    for wh in TRAINJOB_WEBHOOKS}
     if server:
-        row.update(server_stats(server, before_req))
+        row.update(server_stats(server, before_req, before_handler))
     return row
 
 
@@ -289,6 +309,7 @@ def measure_interleaved(args, bed, servers, configs, concurrency, tj_path, api, 
     per-create latencies [namespace index, ms] in send order."""
     hooks = {w: ["%s.%s" % (w, wh) for wh in TRAINJOB_WEBHOOKS] for w in configs}
     before_req = {n: s.requests() for n, s in servers.items()}
+    before_handler = {n: s.handler_seconds() for n, s in servers.items()}
     before = apiserver_view(api, [h for w in configs for h in hooks[w]])
     ns_flags = [f for w in configs for f in ("--namespace", namespace_of(w))]
     out = sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig,
@@ -307,7 +328,7 @@ def measure_interleaved(args, bed, servers, configs, concurrency, tj_path, api, 
                "apiserver_webhook_ms": {wh.split(".")[0]: mean_ms(before, after, "%s.%s" % (
                    which, wh)) for wh in TRAINJOB_WEBHOOKS}}
         if which in servers:
-            row.update(server_stats(servers[which], before_req[which]))
+            row.update(server_stats(servers[which], before_req[which], before_handler[which]))
         rows.append(row)
     return rows, r["sets"]
 
@@ -447,14 +468,15 @@ def table(summary):
 
 def detail(rows):
     lines = ["| round | webhooks | conc. | mean ms | p50 | p99 | apiserver: create ms | "
-             "mutate call ms | validate call ms | server requests | connections | RSS MB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "mutate call ms | validate call ms | server's handler ms | server requests | "
+             "connections | RSS MB |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         wh = r["apiserver_webhook_ms"]
-        lines.append("| %d | %s | %d | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %d | %s | %d | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s | %s | %s |" % (
             r["round"], r["config"], r["concurrency"], r["latency_ms"]["mean"],
             r["latency_ms"]["p50"], r["latency_ms"]["p99"], r["apiserver_request_ms"],
-            wh.get("defaulter"), wh.get("validator"), r.get("server_requests", "–"),
+            wh.get("defaulter"), wh.get("validator"), r.get("server_handler_ms", "–"),
+            r.get("server_requests", "–"),
             r.get("server_connections", "–"), r.get("server_rss_mb", "–")))
     return "\n".join(lines) + "\n"
 
