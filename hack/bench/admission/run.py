@@ -37,10 +37,11 @@ with a 95% bootstrap interval over blocks, and the ratio of the medians' added l
 
 Usage: hack/bench/admission/run.py [--mode interleaved|sequential] [--count 1000]
          [--concurrency 1,16] [--rounds 5]
-         [--warmup 300] [--upstream] [--upstream-bin PATH] [--null-variant NAME=ARGS ...] [--bin build/bin]
-         [--out BASE]
+         [--warmup 300] [--upstream] [--upstream-bin PATH] [--null-variant NAME=ARGS ...]
+         [--ours-variant NAME=ARGS ...] [--bin build/bin] [--out BASE]
 --null-variant adds a null webhook answering differently (a JSONPatch on mutate, a bigger
-response), to take apart what the apiserver pays for: what ours answers, or its server.
+response, after --spin of busy work), to take apart what the apiserver pays for: what ours
+answers, or its server's time; --ours-variant adds a trainer-webhook with other flags.
 Writes BASE.json and BASE.txt (default .local/bench/admission-<time>); about 1 minute per round
 at --count 1000 (2 cores, idle), plus ~30 s to start.
 """
@@ -127,15 +128,8 @@ def start_servers(args, bed, work):
                 return json.loads(r.read())["requests"]
         servers[name] = Server(name, null, port, null_requests)
 
-    port, health, metrics = free_port(), free_port(), free_port()
-    ours = benchlib.Service(
-        [os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port, "--cert-dir=%s" % certs,
-         "--kubeconfig=%s" % bed.kubeconfig, "--metrics-bind-address=127.0.0.1:%d" % metrics,
-         "--health-probe-bind-address=127.0.0.1:%d" % health],
-        os.path.join(work, "ours.log"), health_port=health, metrics_port=metrics)
-    servers["ours"] = Server("ours", ours, port, lambda: metric_sum(
-        ours.scrape(), "controller_runtime_webhook_requests_total"),
-        lambda: handler_seconds(ours.scrape()))
+    for name, extra in [("ours", [])] + args.ours_variant:
+        servers[name] = start_ours(args, bed, work, certs, name, extra)
 
     if args.upstream:
         up = benchlib.upstream_manager(args.upstream_bin, bed.kubeconfig, work, certs,
@@ -149,6 +143,19 @@ def start_servers(args, bed, work):
     for s in servers.values():
         benchlib.wait_for(lambda: probe_server(s, ctx), 60, "%s to answer" % s.name, every=0.2)
     return servers
+
+
+def start_ours(args, bed, work, certs, name, extra):
+    """trainer-webhook reading runtimes from the cluster, as deployed, with EXTRA flags."""
+    port, health, metrics = free_port(), free_port(), free_port()
+    ours = benchlib.Service(
+        [os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port, "--cert-dir=%s" % certs,
+         "--kubeconfig=%s" % bed.kubeconfig, "--metrics-bind-address=127.0.0.1:%d" % metrics,
+         "--health-probe-bind-address=127.0.0.1:%d" % health, *extra],
+        os.path.join(work, name + ".log"), health_port=health, metrics_port=metrics)
+    return Server(name, ours, port, lambda: metric_sum(
+        ours.scrape(), "controller_runtime_webhook_requests_total"),
+        lambda: handler_seconds(ours.scrape()))
 
 
 def handler_seconds(text):
@@ -544,6 +551,11 @@ def null_variant(text):
     return "null-" + name, extra.split()  # not shlex: JSON keeps its quotes
 
 
+def ours_variant(text):
+    name, _, extra = text.partition("=")
+    return "ours-" + name, extra.split()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=1000)
@@ -560,6 +572,10 @@ def main():
                     help="one more null webhook, configuration null-NAME, with these "
                          "trainer-bench-null-webhook arguments, split at spaces (e.g. "
                          "patch='--mutate-patch [{\"op\":\"add\",...}]', pad='--pad 2000')")
+    ap.add_argument("--ours-variant", action="append", default=[], type=ours_variant,
+                    metavar="NAME=ARGS",
+                    help="one more trainer-webhook, configuration ours-NAME, with these "
+                         "arguments, split at spaces (e.g. poll='--busy-poll 500us')")
     ap.add_argument("--upstream-bin", default="")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--out", default="")
@@ -570,7 +586,7 @@ def main():
     doc = benchlib.envelope("admission", args)
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     configs = (["none", "null"] + [name for name, _ in args.null_variant] + ["ours"] +
-               (["upstream"] if args.upstream else []))
+               [name for name, _ in args.ours_variant] + (["upstream"] if args.upstream else []))
     rows, samples = [], []
     with benchlib.work_dir("bench-admission-") as work:
         run_rounds(args, work, configs, concurrencies, rows, samples)
