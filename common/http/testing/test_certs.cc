@@ -7,12 +7,9 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 namespace trainer::http::testing {
@@ -107,11 +104,6 @@ EVP_PKEY* ParseKey(const std::string& pem) {
   return key;
 }
 
-void WriteFile(const std::filesystem::path& p, const std::string& data) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << data;
-}
-
 }  // namespace
 
 TestCa TestCa::Create(const std::string& name) {
@@ -137,29 +129,14 @@ CertPair TestCa::Issue(const std::string& common_name, int days) const {
   return out;
 }
 
-SecretDir::SecretDir() {
-  char tmpl[] = "/tmp/trainer-certs-XXXXXX";
-  char* dir = mkdtemp(tmpl);
-  if (dir == nullptr) {
-    throw std::runtime_error("mkdtemp failed");
-  }
-  path_ = dir;
-}
-
-SecretDir::~SecretDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 void SecretDir::Write(const CertPair& pair) { WriteRaw(pair.cert_pem, pair.key_pem); }
 
 void SecretDir::WriteRaw(const std::string& cert, const std::string& key) {
   namespace fs = std::filesystem;
-  const fs::path root(path_);
+  const fs::path& root = dir_.path;
   const std::string version = "..v" + std::to_string(++version_);
-  fs::create_directory(root / version);
-  WriteFile(root / version / "tls.crt", cert);
-  WriteFile(root / version / "tls.key", key);
+  dir_.Write(version + "/tls.crt", cert);
+  dir_.Write(version + "/tls.key", key);
   // The kubelet's AtomicWriter: point a temporary symlink at the new dir, rename it over
   // `..data`, and keep tls.crt -> ..data/tls.crt links stable.
   fs::create_directory_symlink(version, root / "..data_tmp");
@@ -171,11 +148,7 @@ void SecretDir::WriteRaw(const std::string& cert, const std::string& key) {
   }
 }
 
-std::string SecretDir::WriteCa(const std::string& ca_pem) {
-  std::string p = path_ + "/ca.crt";
-  WriteFile(p, ca_pem);
-  return p;
-}
+std::string SecretDir::WriteCa(const std::string& ca_pem) { return dir_.Write("ca.crt", ca_pem); }
 
 }  // namespace trainer::http::testing
 

@@ -4,12 +4,14 @@
 //
 //   TestCa ca = TestCa::Create();
 //   CertPair pair = ca.Issue("webhook-1");        // SAN localhost, 127.0.0.1
-//   SecretDir dir;                                 // a fresh temp dir
+//   SecretDir dir;                                 // a fresh temp dir (files::testing::TempDir)
 //   dir.Write(pair);                               // first version
 //   dir.Write(ca.Issue("webhook-2"));              // rotation: one rename(2)
 #pragma once
 
 #include <string>
+
+#include "common/files/testing/temp_dir.h"
 
 namespace trainer::http::testing {
 
@@ -35,11 +37,6 @@ class TestCa {
 // volume. Removed on destruction.
 class SecretDir {
  public:
-  SecretDir();
-  ~SecretDir();
-  SecretDir(const SecretDir&) = delete;
-  SecretDir& operator=(const SecretDir&) = delete;
-
   const std::string& path() const { return path_; }
   // Publishes a new version atomically (new timestamped dir, then rename of `..data`).
   void Write(const CertPair& pair);
@@ -49,7 +46,8 @@ class SecretDir {
   std::string WriteCa(const std::string& ca_pem);
 
  private:
-  std::string path_;
+  files::testing::TempDir dir_;
+  std::string path_ = dir_.path.string();
   int version_ = 0;
 };
 
