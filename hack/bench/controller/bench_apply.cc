@@ -28,7 +28,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
