@@ -27,21 +27,24 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "hack", "bench"))
-from benchlib import free_port  # noqa: E402
+from benchlib import free_port, wait_for  # noqa: E402
 
 PATHS = ("mutate", "validate")
 
 
 def wait_listening(port, proc, log):
-    for _ in range(300):
+    def listening():
         if proc.poll() is not None:
             raise SystemExit("server exited: " + open(log).read())
         try:
             socket.create_connection(("127.0.0.1", port), 1).close()
-            return
+            return True
         except OSError:
-            time.sleep(0.1)
-    raise SystemExit("server did not listen on %d: %s" % (port, open(log).read()))
+            return False
+    try:
+        wait_for(listening, 30, "a server on port %d" % port)
+    except RuntimeError as e:
+        raise SystemExit("%s: %s" % (e, open(log).read()))
 
 
 class Conn:
