@@ -42,8 +42,8 @@ Usage: hack/bench/admission/run.py [--mode interleaved|sequential] [--count 1000
 --null-variant adds a null webhook answering differently (a JSONPatch on mutate, a bigger
 response, after --spin of busy work), to take apart what the apiserver pays for: what ours
 answers, or its server's time; --ours-variant adds a trainer-webhook with other flags.
-Writes BASE.json and BASE.txt (default .local/bench/admission-<time>); about 1 minute per round
-at --count 1000 (2 cores, idle), plus ~30 s to start.
+Writes BASE.json and BASE.txt (default .local/bench/admission-<time>); interleaved, about 45 s per
+round at --count 1000 with four configurations (2 cores, idle), plus ~50 s to start.
 """
 
 import argparse
