@@ -541,11 +541,14 @@ def bench_spec():
             "trainer": {"numNodes": 2, "command": ["python3", "-c", "print(1)"]}}
 
 
-def bench_apply(bin_dir, bed, files, ns, n, concurrency, *flags):
-    """trainer-bench-apply (hack/bench/controller/bench_apply.cc): N sets of FILES into NS;
-    returns its JSON line (seconds, failures, latency_ms)."""
+def bench_apply(bin_dir, bed, files, ns, n, concurrency, *flags, prefix="tj"):
+    """trainer-bench-apply (hack/bench/controller/bench_apply.cc): N sets of FILES into NS (a
+    namespace, or a list of them to interleave the sets across), named PREFIX-<i>; returns its
+    JSON line (seconds, failures, latency_ms; by_namespace and sets when interleaved)."""
+    namespaces = [ns] if isinstance(ns, str) else ns
     out = sh(os.path.join(bin_dir, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig,
-             *sum((["--file", f] for f in files), []), "--namespace", ns, "--prefix", "tj",
+             *sum((["--file", f] for f in files), []),
+             *sum((["--namespace", name] for name in namespaces), []), "--prefix", prefix,
              "--count", str(n), "--concurrency", str(concurrency), *flags)
     return json.loads(out)
 

@@ -62,7 +62,7 @@ import yaml
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "hack", "bench"))
 import benchlib  # noqa: E402
-from benchlib import TRAINJOBS, free_port, log, metric_sum, sh  # noqa: E402
+from benchlib import TRAINJOBS, free_port, log, metric_sum  # noqa: E402
 
 NS = "admission"
 NS_LABEL = "trainer-bench-admission"
@@ -90,7 +90,7 @@ class Server:
         self._handler = handler
 
     def handler_seconds(self):
-        """(sum, count) of the server's own handler latency histogram, or None without one."""
+        """handler_seconds() of the server's own metrics, or None without them."""
         return self._handler() if self._handler else None
 
     @property
@@ -159,10 +159,11 @@ def start_ours(args, bed, work, certs, name, extra):
 
 
 def handler_seconds(text):
-    """(sum, count) of controller_runtime_webhook_latency_seconds over every webhook path: the
-    time the server's handlers took, from the request read to the answer written."""
-    return tuple(metric_sum(text, "controller_runtime_webhook_latency_seconds_" + part)
-                 for part in ("sum", "count"))
+    """handler_sum and handler_count of controller_runtime_webhook_latency_seconds over every
+    webhook path (for mean_ms): the time the server's handlers took, from the request read to the
+    answer written."""
+    return {"handler_" + part: metric_sum(text, "controller_runtime_webhook_latency_seconds_" +
+                                          part) for part in ("sum", "count")}
 
 
 def probe_server(server, ctx):
@@ -269,12 +270,13 @@ def apiserver_view(api, webhooks=TRAINJOB_WEBHOOKS):
     return view
 
 
-def mean_ms(before, after, prefix):
-    """The mean in ms of a sum/count pair between two apiserver_view()s; None without calls."""
+def mean_ms(before, after, prefix, digits=3):
+    """The mean in ms of a PREFIX_sum/PREFIX_count pair between two views (apiserver_view(),
+    handler_seconds()); None without calls."""
     n = after[prefix + "_count"] - before[prefix + "_count"]
     if not n:
         return None
-    return round(1000 * (after[prefix + "_sum"] - before[prefix + "_sum"]) / n, 3)
+    return round(1000 * (after[prefix + "_sum"] - before[prefix + "_sum"]) / n, digits)
 
 
 def server_stats(server, before_requests, before_handler):
@@ -283,9 +285,9 @@ def server_stats(server, before_requests, before_handler):
            "server_rss_mb": server.service.usage()["rss_mb"],
            "server_peak_rss_mb": server.service.usage()["peak_rss_mb"]}
     after = server.handler_seconds()
-    if after and after[1] > before_handler[1]:
-        out["server_handler_ms"] = round(
-            1000 * (after[0] - before_handler[0]) / (after[1] - before_handler[1]), 4)
+    handler_ms = mean_ms(before_handler, after, "handler", 4) if after else None
+    if handler_ms is not None:
+        out["server_handler_ms"] = handler_ms
     return out
 
 
@@ -294,10 +296,8 @@ def measure(args, bed, servers, which, concurrency, tj_path, api):
     before_req = server.requests() if server else 0
     before_handler = server.handler_seconds() if server else None
     before = apiserver_view(api)
-    out = sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig,
-             "--file", tj_path, "--namespace", NS, "--prefix", "adm-%s" % which, "--count",
-             str(args.count), "--concurrency", str(concurrency), "--create", "--dry-run")
-    r = json.loads(out)
+    r = benchlib.bench_apply(args.bin, bed, [tj_path], NS, args.count, concurrency, "--create",
+                             "--dry-run", prefix="adm-%s" % which)
     after = apiserver_view(api)
     row = {"config": which, "concurrency": concurrency, "count": args.count,
            "seconds": r["seconds"], "creates_per_second": round(args.count / r["seconds"], 1),
@@ -314,17 +314,14 @@ def measure_interleaved(args, bed, servers, configs, concurrency, tj_path, api, 
     """COUNT creates per configuration, interleaved across their namespaces in shuffled blocks
     (one create of each configuration per block): one row per configuration, and the blocks'
     per-create latencies [namespace index, ms] in send order."""
-    hooks = {w: ["%s.%s" % (w, wh) for wh in TRAINJOB_WEBHOOKS] for w in configs}
+    hooks = ["%s.%s" % (w, wh) for w in configs for wh in TRAINJOB_WEBHOOKS]
     before_req = {n: s.requests() for n, s in servers.items()}
     before_handler = {n: s.handler_seconds() for n, s in servers.items()}
-    before = apiserver_view(api, [h for w in configs for h in hooks[w]])
-    ns_flags = [f for w in configs for f in ("--namespace", namespace_of(w))]
-    out = sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig,
-             "--file", tj_path, *ns_flags, "--seed", str(rnd + 1), "--prefix", "adm",
-             "--count", str(args.count * len(configs)), "--concurrency", str(concurrency),
-             "--create", "--dry-run")
-    r = json.loads(out)
-    after = apiserver_view(api, [h for w in configs for h in hooks[w]])
+    before = apiserver_view(api, hooks)
+    r = benchlib.bench_apply(args.bin, bed, [tj_path], [namespace_of(w) for w in configs],
+                             args.count * len(configs), concurrency, "--seed", str(rnd + 1),
+                             "--create", "--dry-run", prefix="adm")
+    after = apiserver_view(api, hooks)
     rows = []
     for which in configs:
         row = {"config": which, "concurrency": concurrency, "count": args.count,
@@ -529,10 +526,8 @@ def warm(args, bed, tj_path, concurrency, namespaces):
     """--warmup creates per namespace at this concurrency, not measured: the apiserver's
     connections to the servers (as many as this concurrency opens), both sides' caches and
     threads."""
-    sh(os.path.join(args.bin, "trainer-bench-apply"), "--kubeconfig", bed.kubeconfig, "--file",
-       tj_path, *[f for ns in namespaces for f in ("--namespace", ns)], "--prefix", "warm",
-       "--count", str(args.warmup * len(namespaces)), "--concurrency", str(concurrency),
-       "--create", "--dry-run")
+    benchlib.bench_apply(args.bin, bed, [tj_path], namespaces, args.warmup * len(namespaces),
+                         concurrency, "--create", "--dry-run", prefix="warm")
 
 
 def record(args, rows, row, rnd):
@@ -546,14 +541,12 @@ def record(args, rows, row, rnd):
             row["config"], row["server_requests"], args.count))
 
 
-def null_variant(text):
-    name, _, extra = text.partition("=")
-    return "null-" + name, extra.split()  # not shlex: JSON keeps its quotes
-
-
-def ours_variant(text):
-    name, _, extra = text.partition("=")
-    return "ours-" + name, extra.split()
+def variant(server):
+    """An argparse type for NAME=ARGS: ("<server>-NAME", ARGS split at spaces)."""
+    def parse(text):
+        name, _, extra = text.partition("=")
+        return server + "-" + name, extra.split()  # not shlex: JSON keeps its quotes
+    return parse
 
 
 def main():
@@ -567,12 +560,12 @@ def main():
                     help="interleaved: every configuration at once, one namespace each, their "
                          "creates mixed; sequential: one configuration at a time")
     ap.add_argument("--upstream", action="store_true")
-    ap.add_argument("--null-variant", action="append", default=[], type=null_variant,
+    ap.add_argument("--null-variant", action="append", default=[], type=variant("null"),
                     metavar="NAME=ARGS",
                     help="one more null webhook, configuration null-NAME, with these "
                          "trainer-bench-null-webhook arguments, split at spaces (e.g. "
                          "patch='--mutate-patch [{\"op\":\"add\",...}]', pad='--pad 2000')")
-    ap.add_argument("--ours-variant", action="append", default=[], type=ours_variant,
+    ap.add_argument("--ours-variant", action="append", default=[], type=variant("ours"),
                     metavar="NAME=ARGS",
                     help="one more trainer-webhook, configuration ours-NAME, with these "
                          "arguments, split at spaces (e.g. poll='--busy-poll 500us')")
