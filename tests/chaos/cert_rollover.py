@@ -57,6 +57,10 @@ PHASES = ("steady", "serving-renewal", "ca-rotation", "rolling-restart")
 
 
 
+def replica_log(work, name):
+    return os.path.join(work, f"{name}.log")
+
+
 class Replica:
     """trainer-webhook --cert-management as pod `name` (POD_NAME), listed in the Service once
     ready."""
@@ -65,7 +69,7 @@ class Replica:
         self.k, self.name = k, name
         self.port, self.metrics_port, self.probe_port = (tb.free_port(), tb.free_port(),
                                                          tb.free_port())
-        self.log_path = os.path.join(work, f"{name}.log")
+        self.log_path = replica_log(work, name)
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [os.path.join(tb.bin_dir(), "trainer-webhook"), f"--port={self.port}",
@@ -78,8 +82,12 @@ class Replica:
              "--cert-propagation-delay=3s", "--cert-report-interval=3s"],
             env={**os.environ, "POD_NAME": name},
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
-        tb.wait_for(f"{name} ready", lambda: tb.http_get(
-            f"http://127.0.0.1:{self.probe_port}/readyz")[0] == 200, 60, 0.2)
+        try:
+            tb.wait_for(f"{name} ready", lambda: tb.http_get(
+                f"http://127.0.0.1:{self.probe_port}/readyz")[0] == 200, 60, 0.2)
+        except AssertionError:
+            self.kill()  # not listed in run's replicas, so stopped here
+            raise
         self.list(True)
 
     def list(self, ready):
@@ -286,7 +294,9 @@ def run(r, k, work):
          "metadata": {"name": SECRET, "namespace": NS}}]}))
     k.run("apply", "-f", "-", stdin=json.dumps(scoped))
     replicas = []
-    logs = []
+    # Every replica's log, listed before it starts: one that never becomes ready is the one whose
+    # log a failure needs.
+    logs = [replica_log(work, f"replica-{c}") for c in "abcd"]
     load = None
     secrets = None
     try:
@@ -297,7 +307,6 @@ def run(r, k, work):
             t.start()
         for t in starters:
             t.join()
-        logs += [x.log_path for x in replicas]
         r.check(len(replicas) == 2, "two replicas started together and became ready")
         s = secret(k)
         first_ca = secret_pem(s, "ca.crt")
@@ -359,7 +368,6 @@ def run(r, k, work):
         for i, old in enumerate(list(replicas)):
             new = Replica(k, work, f"replica-{'cd'[i]}", names)
             replicas.append(new)
-            logs.append(new.log_path)
             time.sleep(1)  # the apiserver's EndpointSlice informer
             code = old.drain_and_stop()
             replicas.remove(old)
@@ -374,6 +382,8 @@ def run(r, k, work):
         r.check(not s["metadata"].get("annotations", {}).get("cert.trainer.kubeflow.org/replicas"),
                 "no replica reports left in the Secret once Stable")
         r.check(all(x.proc.poll() is None for x in replicas), "the new replicas are running")
+    except AssertionError as e:  # a wait that timed out: a failed check, so the logs are printed
+        r.check(False, str(e))
     finally:
         if load is not None:
             load.finish()
