@@ -38,10 +38,12 @@ with a 95% bootstrap interval over blocks, and the ratio of the medians' added l
 Usage: hack/bench/admission/run.py [--mode interleaved|sequential] [--count 1000]
          [--concurrency 1,16] [--rounds 5]
          [--warmup 300] [--upstream] [--upstream-bin PATH] [--null-variant NAME=ARGS ...]
-         [--ours-variant NAME=ARGS ...] [--bin build/bin] [--out BASE]
+         [--ours-variant NAME=ARGS ...] [--ours-build NAME=PATH ...] [--bin build/bin]
+         [--out BASE]
 --null-variant adds a null webhook answering differently (a JSONPatch on mutate, a bigger
 response, after --spin of busy work), to take apart what the apiserver pays for: what ours
-answers, or its server's time; --ours-variant adds a trainer-webhook with other flags.
+answers, or its server's time; --ours-variant adds a trainer-webhook with other flags,
+--ours-build one from another build (PATH: its trainer-webhook binary).
 Writes BASE.json and BASE.txt (default .local/bench/admission-<time>); interleaved, about 45 s per
 round at --count 1000 with four configurations (2 cores, idle), plus ~50 s to start.
 """
@@ -130,6 +132,8 @@ def start_servers(args, bed, work):
 
     for name, extra in [("ours", [])] + args.ours_variant:
         servers[name] = start_ours(args, bed, work, certs, name, extra)
+    for name, (binary,) in args.ours_build:
+        servers[name] = start_ours(args, bed, work, certs, name, [], binary=binary)
 
     if args.upstream:
         up = benchlib.upstream_manager(args.upstream_bin, bed.kubeconfig, work, certs,
@@ -145,11 +149,12 @@ def start_servers(args, bed, work):
     return servers
 
 
-def start_ours(args, bed, work, certs, name, extra):
-    """trainer-webhook reading runtimes from the cluster, as deployed, with EXTRA flags."""
+def start_ours(args, bed, work, certs, name, extra, binary=""):
+    """trainer-webhook (BINARY, or the one in --bin) reading runtimes from the cluster, as
+    deployed, with EXTRA flags."""
     port, health, metrics = free_port(), free_port(), free_port()
     ours = benchlib.Service(
-        [os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port, "--cert-dir=%s" % certs,
+        [binary or os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port, "--cert-dir=%s" % certs,
          "--kubeconfig=%s" % bed.kubeconfig, "--metrics-bind-address=127.0.0.1:%d" % metrics,
          "--health-probe-bind-address=127.0.0.1:%d" % health, *extra],
         os.path.join(work, name + ".log"), health_port=health, metrics_port=metrics)
@@ -569,6 +574,10 @@ def main():
                     metavar="NAME=ARGS",
                     help="one more trainer-webhook, configuration ours-NAME, with these "
                          "arguments, split at spaces (e.g. poll='--busy-poll 500us')")
+    ap.add_argument("--ours-build", action="append", default=[], type=variant("ours"),
+                    metavar="NAME=PATH",
+                    help="one more trainer-webhook, configuration ours-NAME, from another build "
+                         "(e.g. pgo=build-pgo/bin/trainer-webhook)")
     ap.add_argument("--upstream-bin", default="")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--out", default="")
@@ -579,7 +588,8 @@ def main():
     doc = benchlib.envelope("admission", args)
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     configs = (["none", "null"] + [name for name, _ in args.null_variant] + ["ours"] +
-               [name for name, _ in args.ours_variant] + (["upstream"] if args.upstream else []))
+               [name for name, _ in args.ours_variant + args.ours_build] +
+               (["upstream"] if args.upstream else []))
     rows, samples = [], []
     with benchlib.work_dir("bench-admission-") as work:
         run_rounds(args, work, configs, concurrencies, rows, samples)
