@@ -68,13 +68,23 @@ std::optional<std::string> CgroupPath(std::string_view proc_self_cgroup,
   return std::nullopt;
 }
 
-// The directories to look in: the process's cgroup under `mount`, then `mount` itself.
+// The directories to look in: the process's cgroup under `mount` and each of its ancestors up
+// to `mount` itself (a container's cgroup namespace, or its v1 mounts, show it its own cgroup at
+// the mount's root; the levels that do not exist there are simply not found).
 std::vector<std::string> Dirs(const std::string& mount, const std::optional<std::string>& path) {
   std::vector<std::string> out;
-  if (path.has_value() && !path->empty() && *path != "/") out.push_back(mount + *path);
+  std::string_view p = path.has_value() ? std::string_view(*path) : std::string_view();
+  while (!p.empty() && p != "/") {
+    out.push_back(mount + std::string(p));
+    size_t slash = p.rfind('/');
+    p = slash == std::string_view::npos ? std::string_view() : p.substr(0, slash);
+  }
   out.push_back(mount);
   return out;
 }
+
+// The smaller of two limits, 0 meaning none.
+int Tighter(int a, int b) { return a == 0 ? b : b == 0 ? a : std::min(a, b); }
 
 }  // namespace
 
@@ -88,11 +98,17 @@ int CpusOfCpuMax(std::string_view cpu_max) {
 }
 
 int CgroupCpuLimit(const std::string& cgroup_root, std::string_view proc_self_cgroup) {
+  int limit = 0;
+  bool v2_found = false;  // hybrid hosts list a v2 cgroup without its cpu controller: then v1's
   if (std::optional<std::string> v2 = CgroupPath(proc_self_cgroup, ""); v2.has_value()) {
     for (const std::string& dir : Dirs(cgroup_root, v2)) {
-      if (std::optional<std::string> max = Read(dir + "/cpu.max")) return CpusOfCpuMax(*max);
+      if (std::optional<std::string> max = Read(dir + "/cpu.max")) {
+        limit = Tighter(limit, CpusOfCpuMax(*max));
+        v2_found = true;
+      }
     }
   }
+  if (v2_found) return limit;
   std::optional<std::string> v1 = CgroupPath(proc_self_cgroup, "cpu");
   if (!v1.has_value()) return 0;
   for (const char* mount : {"/cpu", "/cpu,cpuacct", "/cpuacct,cpu"}) {
@@ -101,10 +117,10 @@ int CgroupCpuLimit(const std::string& cgroup_root, std::string_view proc_self_cg
       std::optional<std::string> period = Read(dir + "/cpu.cfs_period_us");
       if (!quota || !period) continue;
       std::optional<long long> q = ParseInt(*quota), p = ParseInt(*period);
-      return q && p ? CpusOf(*q, *p) : 0;
+      limit = Tighter(limit, q && p ? CpusOf(*q, *p) : 0);
     }
   }
-  return 0;
+  return limit;
 }
 
 int UsableCpus() {

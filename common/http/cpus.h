@@ -16,8 +16,10 @@ int UsableCpus();
 // The CPU limit of the cgroup that /proc/self/cgroup (`proc_self_cgroup`'s text) names, with the
 // cgroup file systems mounted under `cgroup_root` (/sys/fs/cgroup): cgroup v2's cpu.max, else
 // v1's cpu.cfs_quota_us / cpu.cfs_period_us, quota divided by period and rounded up. The
-// process's own cgroup is looked up under the mount, then the mount's root (a container's
-// cgroup namespace or its v1 mounts show it its own cgroup there). 0: no limit, or none found.
+// tightest limit of the process's own cgroup and its ancestors under the mount, the mount's root
+// included (a container's cgroup namespace or its v1 mounts show it its own cgroup there; a
+// pod-level limit sits on the container's parent), as the kernel applies them all. 0: no limit,
+// or none found.
 int CgroupCpuLimit(const std::string& cgroup_root, std::string_view proc_self_cgroup);
 
 // cgroup v2's cpu.max ("max 100000", "150000 100000") as CPUs, rounded up; 0 when unlimited or

@@ -37,6 +37,25 @@ TEST_CASE("cgroup v2: the process's own cgroup, else the mount's root", "[cpus]"
   CHECK(root.Limit("0::/\n") == 0);  // "/": the root's file
 }
 
+TEST_CASE("cgroup v2: the tightest limit on the way up, a pod-level one included", "[cpus]") {
+  CgroupRoot root;
+  const std::string self = "0::/kubepods/pod1/c1\n";
+  root.Write("kubepods/pod1/c1/cpu.max", "max 100000\n");
+  root.Write("kubepods/pod1/cpu.max", "200000 100000\n");  // the pod's limit, the container none
+  CHECK(root.Limit(self) == 2);
+  root.Write("kubepods/cpu.max", "100000 100000\n");
+  CHECK(root.Limit(self) == 1);
+  root.Write("kubepods/pod1/c1/cpu.max", "400000 100000\n");  // looser below: the parent's holds
+  CHECK(root.Limit(self) == 1);
+}
+
+TEST_CASE("a hybrid host: a v2 cgroup without cpu.max leaves the limit to v1", "[cpus]") {
+  CgroupRoot root;
+  root.Write("cpu,cpuacct/kubepods/c1/cpu.cfs_quota_us", "100000\n");
+  root.Write("cpu,cpuacct/kubepods/c1/cpu.cfs_period_us", "100000\n");
+  CHECK(root.Limit("4:cpu,cpuacct:/kubepods/c1\n0::/kubepods/c1\n") == 1);
+}
+
 TEST_CASE("cgroup v1: cfs quota and period of the cpu controller", "[cpus]") {
   CgroupRoot root;
   const std::string self =
@@ -46,6 +65,9 @@ TEST_CASE("cgroup v1: cfs quota and period of the cpu controller", "[cpus]") {
   CHECK(root.Limit(self) == 3);
   root.Write("cpu,cpuacct/kubepods/pod1/c1/cpu.cfs_quota_us", "-1\n");
   CHECK(root.Limit(self) == 0);  // -1: unlimited
+  root.Write("cpu,cpuacct/kubepods/pod1/cpu.cfs_quota_us", "150000\n");  // the pod's
+  root.Write("cpu,cpuacct/kubepods/pod1/cpu.cfs_period_us", "100000\n");
+  CHECK(root.Limit(self) == 2);
 }
 
 TEST_CASE("cgroup v1 inside a container: the mount's root is its cgroup", "[cpus]") {
