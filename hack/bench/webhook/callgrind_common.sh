@@ -13,13 +13,14 @@ top_functions() {
   done
 }
 
-# callgrind_options "$@", after setting `root` and `exe` (a binary's name under --bin): the
+# callgrind_options "$@", after setting `root`, `exe` (a binary's name under --bin) and
+# optionally `default_count` (2000 unless set): the
 # options callgrind.sh and parse_cost.sh share (--bin DIR --count N --top N --keep DIR), the
 # checks that valgrind and the binary exist, and the work directory (removed at exit unless
 # --keep names it). Sets bin, count, top, keep, exe (now a path) and work.
 callgrind_options() {
   bin="$root/build/bin"
-  count=2000
+  count="${default_count:-2000}"
   top=0
   keep=""
   while [[ $# -gt 0 ]]; do

@@ -15,9 +15,9 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 exe=trainer-bench-webhook-profile
+default_count=60  # each request also writes 64 MB under cachegrind
 source "$here/callgrind_common.sh"
 callgrind_options "$@"
-if [[ "$count" == 2000 ]]; then count=60; fi  # the shared default is callgrind's
 ((count > 10)) || { echo "--count must be more than 10" >&2; exit 2; }
 evict=$((64 << 20))
 
