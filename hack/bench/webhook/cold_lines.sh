@@ -3,7 +3,8 @@
 # as it does behind a busy apiserver (docs/benchmarks.md, "admission"): code lines, data lines
 # read and data lines written, per request, simulated by cachegrind (last level 32 MiB) with
 # trainer-bench-webhook-profile --evict-bytes 64 MiB. Like instruction counts the numbers repeat
-# exactly, so two builds compare on a busy machine where the cold handler's time moves by 20%.
+# exactly (for the same paths: longer ones shift the stack and move them by ~2%), so two builds
+# compare on a busy machine where the cold handler's time moves by 20%.
 #
 #   hack/bench/webhook/cold_lines.sh [--bin build/bin] [--count 60] [--top 25] [--keep DIR]
 # Prints one line per path. Each path runs twice (10 and --count requests) and the difference is
