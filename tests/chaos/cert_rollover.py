@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chaos_lib as cl  # noqa: E402
@@ -382,8 +383,9 @@ def run(r, k, work):
         r.check(not s["metadata"].get("annotations", {}).get("cert.trainer.kubeflow.org/replicas"),
                 "no replica reports left in the Secret once Stable")
         r.check(all(x.proc.poll() is None for x in replicas), "the new replicas are running")
-    except AssertionError as e:  # a wait that timed out: a failed check, so the logs are printed
-        r.check(False, str(e))
+    except Exception as e:  # noqa: BLE001 - a failed check, so the logs are printed
+        traceback.print_exc()
+        r.check(False, f"{type(e).__name__}: {e}")
     finally:
         if load is not None:
             load.finish()
