@@ -13,6 +13,11 @@ namespace {
 // A cgroup file system root: files written with Write, read by CgroupCpuLimit.
 struct CgroupRoot : files::testing::TempDir {
   int Limit(std::string_view self) { return CgroupCpuLimit(path.string(), self); }
+  // cgroup v1's cpu.cfs_quota_us of `dir` (under a cpu controller's mount), period 100 ms.
+  void V1Quota(const std::string& dir, const std::string& quota_us) const {
+    Write(dir + "/cpu.cfs_quota_us", quota_us + "\n");
+    Write(dir + "/cpu.cfs_period_us", "100000\n");
+  }
 };
 
 TEST_CASE("cpu.max: quota over period, rounded up; max is no limit", "[cpus]") {
@@ -51,8 +56,7 @@ TEST_CASE("cgroup v2: the tightest limit on the way up, a pod-level one included
 
 TEST_CASE("a hybrid host: a v2 cgroup without cpu.max leaves the limit to v1", "[cpus]") {
   CgroupRoot root;
-  root.Write("cpu,cpuacct/kubepods/c1/cpu.cfs_quota_us", "100000\n");
-  root.Write("cpu,cpuacct/kubepods/c1/cpu.cfs_period_us", "100000\n");
+  root.V1Quota("cpu,cpuacct/kubepods/c1", "100000");
   CHECK(root.Limit("4:cpu,cpuacct:/kubepods/c1\n0::/kubepods/c1\n") == 1);
 }
 
@@ -60,20 +64,17 @@ TEST_CASE("cgroup v1: cfs quota and period of the cpu controller", "[cpus]") {
   CgroupRoot root;
   const std::string self =
       "12:memory:/kubepods/pod1/c1\n4:cpu,cpuacct:/kubepods/pod1/c1\n1:name=systemd:/x\n";
-  root.Write("cpu,cpuacct/kubepods/pod1/c1/cpu.cfs_quota_us", "250000\n");
-  root.Write("cpu,cpuacct/kubepods/pod1/c1/cpu.cfs_period_us", "100000\n");
+  root.V1Quota("cpu,cpuacct/kubepods/pod1/c1", "250000");
   CHECK(root.Limit(self) == 3);
-  root.Write("cpu,cpuacct/kubepods/pod1/c1/cpu.cfs_quota_us", "-1\n");
+  root.V1Quota("cpu,cpuacct/kubepods/pod1/c1", "-1");
   CHECK(root.Limit(self) == 0);  // -1: unlimited
-  root.Write("cpu,cpuacct/kubepods/pod1/cpu.cfs_quota_us", "150000\n");  // the pod's
-  root.Write("cpu,cpuacct/kubepods/pod1/cpu.cfs_period_us", "100000\n");
+  root.V1Quota("cpu,cpuacct/kubepods/pod1", "150000");  // the pod's
   CHECK(root.Limit(self) == 2);
 }
 
 TEST_CASE("cgroup v1 inside a container: the mount's root is its cgroup", "[cpus]") {
   CgroupRoot root;
-  root.Write("cpu/cpu.cfs_quota_us", "100000\n");
-  root.Write("cpu/cpu.cfs_period_us", "100000\n");
+  root.V1Quota("cpu", "100000");
   CHECK(root.Limit("3:cpu:/kubepods/pod1/c1\n") == 1);
   CHECK(root.Limit("3:memory:/kubepods/pod1/c1\n") == 0);  // no cpu controller listed
 }
