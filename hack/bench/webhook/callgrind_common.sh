@@ -6,11 +6,15 @@
 top_functions() {
   local flag
   for flag in --inclusive=yes --inclusive=no; do
-    # The function rows follow the "file:function" heading and its rule.
-    callgrind_annotate "$flag" "$1" 2>/dev/null |
-      awk -v n="$2" 'rows && /^-+$/ {next} rows && n-- > 0 {print} /file:function/ {rows = 1}'
+    callgrind_annotate "$flag" "$1" 2>/dev/null | first_rows "$2"
     echo
   done
+}
+
+# first_rows <N>: the first N function rows of a callgrind_annotate or cg_annotate table on
+# stdin (they follow the "file:function" heading and its rule).
+first_rows() {
+  awk -v n="$1" 'rows && /^-+$/ {next} rows && n-- > 0 {print} /file:function/ {rows = 1}'
 }
 
 # callgrind_options "$@", after setting `root`, `exe` (a binary's name under --bin) and

@@ -43,7 +43,7 @@ for path in validate mutate; do
     "$(((w1 - w0) / n - evict / 64)) data lines written ($n cold requests)"
   if ((top > 0)); then
     cg_annotate --show=ILmr,DLmr,DLmw --sort=ILmr "$work/cachegrind.out.$path.$count" 2>/dev/null |
-      awk -v n="$top" 'rows && /^-+$/ {next} rows && n-- > 0 {print} /file:function/ {rows = 1}'
+      first_rows "$top"
     echo
   fi
 done
