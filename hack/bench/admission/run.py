@@ -132,7 +132,7 @@ def start_servers(args, bed, work):
 
     for name, extra in [("ours", [])] + args.ours_variant:
         servers[name] = start_ours(args, bed, work, certs, name, extra)
-    for name, (binary,) in args.ours_build:
+    for name, binary in args.ours_build:
         servers[name] = start_ours(args, bed, work, certs, name, [], binary=binary)
 
     if args.upstream:
@@ -154,7 +154,8 @@ def start_ours(args, bed, work, certs, name, extra, binary=""):
     deployed, with EXTRA flags."""
     port, health, metrics = free_port(), free_port(), free_port()
     ours = benchlib.Service(
-        [binary or os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port, "--cert-dir=%s" % certs,
+        [binary or os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port,
+         "--cert-dir=%s" % certs,
          "--kubeconfig=%s" % bed.kubeconfig, "--metrics-bind-address=127.0.0.1:%d" % metrics,
          "--health-probe-bind-address=127.0.0.1:%d" % health, *extra],
         os.path.join(work, name + ".log"), health_port=health, metrics_port=metrics)
@@ -546,11 +547,11 @@ def record(args, rows, row, rnd):
             row["config"], row["server_requests"], args.count))
 
 
-def variant(server):
-    """An argparse type for NAME=ARGS: ("<server>-NAME", ARGS split at spaces)."""
+def variant(server, split=True):
+    """An argparse type for NAME=ARGS: ("<server>-NAME", ARGS split at spaces, or whole)."""
     def parse(text):
         name, _, extra = text.partition("=")
-        return server + "-" + name, extra.split()  # not shlex: JSON keeps its quotes
+        return server + "-" + name, extra.split() if split else extra  # not shlex: JSON quotes
     return parse
 
 
@@ -574,7 +575,8 @@ def main():
                     metavar="NAME=ARGS",
                     help="one more trainer-webhook, configuration ours-NAME, with these "
                          "arguments, split at spaces (e.g. poll='--busy-poll 500us')")
-    ap.add_argument("--ours-build", action="append", default=[], type=variant("ours"),
+    ap.add_argument("--ours-build", action="append", default=[],
+                    type=variant("ours", split=False),
                     metavar="NAME=PATH",
                     help="one more trainer-webhook, configuration ours-NAME, from another build "
                          "(e.g. pgo=build-pgo/bin/trainer-webhook)")
