@@ -2,6 +2,7 @@
 #include "webhook/trainjob_webhook.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -165,7 +166,10 @@ void FreeAfterAnswer(api::TrainJob& job, StatusOr<std::optional<api::TrainJob>>&
 }
 
 // The defaulter's answer for a decoded `job` (`old`: its old object on UPDATE).
-AdmissionResponse Default(api::TrainJob& job, const api::TrainJob* old, const std::string& now) {
+// `now` is read only when there are runtimePatches to time: formatting the clock was a visible
+// share of a cold mutate call for the TrainJobs that have none.
+AdmissionResponse Default(api::TrainJob& job, const api::TrainJob* old,
+                          const std::function<std::string()>& now) {
   // podTemplateOverrides -> one runtimePatches entry (at `translated_index`).
   std::vector<std::string> warnings;
   StatusOr<std::optional<size_t>> translated_index = TranslateOverrides(job, warnings);
@@ -173,7 +177,9 @@ AdmissionResponse Default(api::TrainJob& job, const api::TrainJob* old, const st
     return AdmissionResponse::Denied(translated_index.status().message());
   }
 
-  api::DefaultRuntimePatchTimes(job, old, now);
+  if (!job.spec.runtime_patches.empty()) {
+    api::DefaultRuntimePatchTimes(job, old, now());
+  }
 
   // Our only edits are to spec.runtimePatches: each received entry keeps every field it has
   // (known or not) and gets its time; the translated entry is ours and written whole. The patch
@@ -213,7 +219,7 @@ AdmissionResponse TrainJobDefaulter::Consume(AdmissionRequest&& req) {
   }
   // Upstream unmarshals the old object inside Default(): its error is a denial.
   StatusOr<std::optional<api::TrainJob>> old = DecodeOld(req);
-  AdmissionResponse resp = old.ok() ? Default(*job, old->has_value() ? &**old : nullptr, now_())
+  AdmissionResponse resp = old.ok() ? Default(*job, old->has_value() ? &**old : nullptr, now_)
                                     : AdmissionResponse::Denied(old.status().message());
   FreeAfterAnswer(*job, old);
   return resp;

@@ -7,10 +7,13 @@
 # compare on a busy machine where the cold handler's time moves by 20%.
 #
 #   hack/bench/webhook/cold_lines.sh [--bin build/bin] [--count 60] [--top 25] [--keep DIR]
+#                                    [--apiserver]
 # Prints one line per path. Each path runs twice (10 and --count requests) and the difference is
 # divided by the extra requests, so start-up and exit drop out; the eviction's own writes (one
 # line per 64 bytes) are taken off the writes. --top N lists the functions with the most code
-# lines missed in the longer run (start-up included).
+# lines missed in the longer run (start-up included). --apiserver sends the reviews the
+# kube-apiserver sends for admission/run.py's create (hack/bench/admission/testdata) instead of
+# trainjob-create.json (a TrainJob with a runtimePatch).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -18,17 +21,23 @@ root="$(cd "$here/../../.." && pwd)"
 exe=trainer-bench-webhook-profile
 default_count=60  # each request also writes 64 MB under cachegrind
 source "$here/callgrind_common.sh"
-callgrind_options "$@"
+apiserver=0
+args=()
+for a in "$@"; do
+  if [[ "$a" == --apiserver ]]; then apiserver=1; else args+=("$a"); fi
+done
+callgrind_options "${args[@]}"
 ((count > 10)) || { echo "--count must be more than 10" >&2; exit 2; }
 evict=$((64 << 20))
 
 # misses <path> <requests>: "code data-read data-write" last-level misses of the whole run.
 misses() {
-  local out="$work/cachegrind.out.$1.$2"
+  local out="$work/cachegrind.out.$1.$2" body="$here/trainjob-create.json"
+  ((apiserver)) && body="$root/hack/bench/admission/testdata/apiserver-$1.json"
   valgrind --tool=cachegrind --cache-sim=yes --I1=65536,4,64 --D1=32768,8,64 \
     --LL=33554432,16,64 --cachegrind-out-file="$out" \
     "$exe" --runtimes "$root/examples/runtimes/torch-distributed.yaml" \
-    --body "$here/trainjob-create.json" --path "$1" --count "$2" --evict-bytes "$evict" \
+    --body "$body" --path "$1" --count "$2" --evict-bytes "$evict" \
     >"$work/$1.$2.log" 2>&1 || { cat "$work/$1.$2.log" >&2; exit 1; }
   # "LLi misses: N" and "LLd misses: N ( R rd + W wr)"
   tr -d , <"$work/$1.$2.log" | awk '/LLi misses/ {i = $4} /LLd misses/ {r = $6; w = $9}

@@ -116,12 +116,17 @@ spec:
 }
 
 TEST_CASE("defaulter: no runtimePatches, or all times set, means no patch") {
-  TrainJobDefaulter d([] { return std::string(kNow); });
+  int clock_reads = 0;
+  TrainJobDefaulter d([&] {
+    ++clock_reads;
+    return std::string(kNow);
+  });
   AdmissionResponse none = d.Handle(Request("CREATE", R"(
 metadata: {name: j, namespace: default}
 spec: {runtimeRef: {name: torch-distributed}, trainer: {numNodes: 2}})"));
   CHECK(none.allowed);
   CHECK(none.patch.IsNull());
+  CHECK(clock_reads == 0);  // nothing to time
   AdmissionResponse set = d.Handle(Request("CREATE", R"(
 metadata: {name: j, namespace: default}
 spec:
