@@ -7,13 +7,18 @@ without rebuilding the cluster each time (at 100,000 that takes ~15 minutes).
       Starts a test bed in DIR and keeps it running (hack/testbed, no JobSet controller),
       creates N TrainJobs of the torch-distributed runtime (2 nodes), runs the controller until
       the apiserver holds N JobSets and it settled, and stops it.
-  hack/bench/restart.py measure --bed DIR --bin A [--bin B ...] [--rounds 2] [--out BASE]
+  hack/bench/restart.py measure --bed DIR --bin A [--bin B ...] [--rounds 2] [--burst K]
+                                [--out BASE]
       Per round, each --bin in turn (the order reversed every other round): start the controller;
       seconds until /readyz and its CPU seconds by then, with each test-bed process's; seconds
       until a new TrainJob's JobSet is seen (from just before its create); RSS 2 s later; the
       seconds until every cache had listed (its log's `caches synced`); the seconds until every
       TrainJob was reconciled again and the queue stayed empty for 3 s, with RSS, peak RSS and
       CPU seconds then. Prints a table, writes BASE.{txt,json}.
+      --burst K: right after the new TrainJob, K more are created at once (16 at a time, in a
+      namespace of their own): seconds from the first create until all K JobSets exist, and
+      that moment from the controller's start, beside the seconds until every cache had
+      listed: live events served while the owned kinds may still be listing.
   hack/bench/restart.py down --bed DIR
       Stops the test bed.
 
@@ -78,9 +83,22 @@ def log_seconds(log_path, msg):
     return None
 
 
-def measure_one(bed, bin_dir, workers, n, name, log_path):
+def burst_timing(bed, bin_dir, ctrl, ns, k, timeout):
+    """Creates K TrainJobs in NS at once; (seconds until all K JobSets exist, from the first
+    create; the same moment in seconds from CTRL's start)."""
+    with benchlib.work_dir("bench-restart-burst-") as work:
+        t = time.time()
+        benchlib.create_trainjobs(bin_dir, bed, ns, k, work)
+        benchlib.wait_count(bed.api(), JOBSETS % ns, k, None, timeout)
+        done = time.time()
+    return done - t, done - ctrl.start
+
+
+def measure_one(bed, bin_dir, workers, n, name, log_path, burst=0, burst_ns=""):
     r = {"bin": bin_dir}
     timeout = max(600, n // 10)
+    if burst:
+        bed.api().create_namespace(burst_ns)  # before the start: the timed part is TrainJobs
     cpu0 = bed.cpu_seconds()
     c = benchlib.our_controller(os.path.join(bin_dir, "trainer-controller"), bed.kubeconfig,
                                 workers, log_path)
@@ -91,6 +109,10 @@ def measure_one(bed, bin_dir, workers, n, name, log_path):
         total, created = new_trainjob_timing(bed, NS, name)
         r["new_trainjob_seconds"] = round(total, 3)
         r["new_trainjob_create_seconds"] = round(created, 3)  # kubectl create's start-up and call
+        if burst:
+            took, after_start = burst_timing(bed, bin_dir, c, burst_ns, burst, timeout)
+            r.update(burst=burst, burst_seconds=round(took, 2),
+                     burst_done_after_start_seconds=round(after_start, 2))
         time.sleep(2)
         r["rss_mb"] = c.usage()["rss_mb"]
         r["settled_seconds"] = round(benchlib.wait_settled(c, n, timeout), 2)
@@ -118,13 +140,16 @@ def measure(args):
         for b in bins:
             # Every measurement adds one TrainJob (kept in the bed's state across runs): the
             # next restart has one more to reconcile.
+            # --burst's TrainJobs likewise (state "burst_total").
             added = state.get("added", 0)
-            n = state["n"] + added
+            n = state["n"] + added + state.get("burst_total", 0)
             name = "after-restart-%d" % added
             log("round %d, %s (load average %.1f)" % (rnd, b, os.getloadavg()[0]))
             r = measure_one(bed, b, args.workers, n, name,
-                            os.path.join(args.bed, "restart-%d.log" % added))
+                            os.path.join(args.bed, "restart-%d.log" % added), args.burst,
+                            "burst-%d" % added)
             state["added"] = added + 1
+            state["burst_total"] = state.get("burst_total", 0) + args.burst
             with open(state_path, "w") as f:
                 json.dump(state, f)
             r.update(round=rnd, n=n)
@@ -132,14 +157,18 @@ def measure(args):
             results.append(r)
     doc["results"] = results
     lines = ["| bin | round | N | ready s | CPU s at ready | new TrainJob s (kubectl create) | RSS MB "
-             "| all caches synced s | settled s | settled RSS MB (peak) | CPU s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| burst: K, s (done after start s) | all caches synced s | settled s "
+             "| settled RSS MB (peak) | CPU s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         synced = r.get("synced_seconds")
-        lines.append("| %s | %d | %d | %.2f | %.2f | %.3f (%s) | %.1f | %s | %.2f | %.1f (%.1f) | %.2f |" % (
+        burst = ("%d, %.2f (%.2f)" % (r["burst"], r["burst_seconds"],
+                                      r["burst_done_after_start_seconds"])
+                 if r.get("burst") else "-")
+        lines.append("| %s | %d | %d | %.2f | %.2f | %.3f (%s) | %.1f | %s | %s | %.2f | %.1f (%.1f) | %.2f |" % (
             r["bin"], r["round"], r["n"], r["ready_seconds"], r["ready_cpu_seconds"],
             r["new_trainjob_seconds"], r.get("new_trainjob_create_seconds", "-"), r["rss_mb"],
-            "-" if synced is None else "%.2f" % synced,
+            burst, "-" if synced is None else "%.2f" % synced,
             r["settled_seconds"], r["settled_rss_mb"],
             r["peak_rss_mb"], r["cpu_seconds"]))
     text = "\n".join(lines) + "\n"
@@ -161,6 +190,8 @@ def main():
     ap.add_argument("--bin", action="append", default=[])
     ap.add_argument("--workers", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--burst", type=int, default=0,
+                    help="measure: K TrainJobs created at once right after the new one")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     args.bed = os.path.abspath(args.bed)
