@@ -17,8 +17,8 @@ without rebuilding the cluster each time (at 100,000 that takes ~15 minutes).
       CPU seconds then. Prints a table, writes BASE.{txt,json}.
       --burst K: right after the new TrainJob, K more are created at once (16 at a time, in a
       namespace of their own): seconds from the first create until all K JobSets exist (and
-      the creates' own), and that moment from the controller's start, beside the seconds until every cache had
-      listed: live events served while the owned kinds may still be listing.
+      the creates' own), and that moment from the controller's start, beside the seconds until
+      every cache had listed: live events served while the owned kinds may still be listing.
   hack/bench/restart.py down --bed DIR
       Stops the test bed.
 
@@ -110,9 +110,10 @@ def measure_one(bed, bin_dir, workers, n, name, log_path, burst=0, burst_ns=""):
         r["new_trainjob_seconds"] = round(total, 3)
         r["new_trainjob_create_seconds"] = round(created, 3)  # kubectl create's start-up and call
         if burst:
-            took, created, after_start = burst_timing(bed, bin_dir, c, burst_ns, burst, timeout)
+            took, burst_created, after_start = burst_timing(bed, bin_dir, c, burst_ns, burst,
+                                                            timeout)
             r.update(burst=burst, burst_seconds=round(took, 2),
-                     burst_create_seconds=round(created, 2),
+                     burst_create_seconds=round(burst_created, 2),
                      burst_done_after_start_seconds=round(after_start, 2))
         time.sleep(2)
         r["rss_mb"] = c.usage()["rss_mb"]
@@ -139,9 +140,8 @@ def measure(args):
     for rnd in range(args.rounds):
         bins = args.bin if rnd % 2 == 0 else list(reversed(args.bin))
         for b in bins:
-            # Every measurement adds one TrainJob (kept in the bed's state across runs): the
-            # next restart has one more to reconcile.
-            # --burst's TrainJobs likewise (state "burst_total").
+            # Every measurement adds one TrainJob, and --burst's K (kept in the bed's state
+            # across runs: "added", "burst_total"): the next restart has them to reconcile.
             added = state.get("added", 0)
             n = state["n"] + added + state.get("burst_total", 0)
             name = "after-restart-%d" % added
