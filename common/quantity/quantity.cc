@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace trainer::quantity {
 namespace {
@@ -102,23 +103,31 @@ std::string I128ToString(i128 v) {
   return std::string(out.rbegin(), out.rend());
 }
 
-// suffix.go's interpret: the decimal and binary tables, then "e<int>"/"E<int>".
+// suffix.go's decimal and binary tables.
+struct Suffix {
+  std::string_view text;
+  int base;
+  int exponent;
+};
+constexpr Suffix kSuffixes[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3},
+                                {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12},
+                                {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+                                {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60}};
+
+const Suffix* FindSuffix(std::string_view s) {
+  for (const Suffix& e : kSuffixes) {
+    if (s == e.text) return &e;
+  }
+  return nullptr;
+}
+
+// suffix.go's interpret: the tables, then "e<int>"/"E<int>".
 bool InterpretSuffix(std::string_view s, int* base, int64_t* exponent, Quantity::Format* format) {
-  static constexpr struct {
-    std::string_view text;
-    int base;
-    int exponent;
-  } kTable[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3},
-                {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12},
-                {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
-                {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60}};
-  for (const auto& e : kTable) {
-    if (s == e.text) {
-      *base = e.base;
-      *exponent = e.exponent;
-      *format = e.base == 2 ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI;
-      return true;
-    }
+  if (const Suffix* e = FindSuffix(s)) {
+    *base = e->base;
+    *exponent = e->exponent;
+    *format = e->base == 2 ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI;
+    return true;
   }
   if (s.size() < 2 || (s[0] != 'e' && s[0] != 'E')) return false;
   // strconv.ParseInt(s[1:], 10, 64)
@@ -209,7 +218,41 @@ Quantity::Quantity(i128 mantissa, int64_t exponent, Format format) : format_(for
 Quantity Quantity::FromInt(int64_t value, Format format) { return Quantity(value, 0, format); }
 Quantity Quantity::FromMilli(int64_t milli) { return Quantity(milli, -3, Format::kDecimalSI); }
 
+std::optional<Quantity> Quantity::ParsePlain(std::string_view str) {
+  // Resource requests are almost always written so ("1", "8Gi", "500m"); the general path's
+  // 128-bit arithmetic, strings and caps were a tenth of a cold admission call's code.
+  constexpr size_t kMaxPlainDigits = 18;  // any such number fits int64
+  size_t n = 0;
+  while (n < str.size() && n <= kMaxPlainDigits && IsDigit(str[n])) ++n;
+  if (n == 0 || n > kMaxPlainDigits || str[0] == '0') return std::nullopt;
+  const Suffix* suffix = FindSuffix(str.substr(n));
+  if (suffix == nullptr) return std::nullopt;
+  int64_t value = 0;
+  for (char c : str.substr(0, n)) value = value * 10 + (c - '0');
+  Quantity q;
+  if (suffix->base == 2) {
+    // Above 2^63-1 the general path caps the value: leave those to it.
+    if (__builtin_mul_overflow(value, int64_t{1} << suffix->exponent, &value)) return std::nullopt;
+    q.format_ = Format::kBinarySI;
+  }
+  int64_t exponent = suffix->base == 10 ? suffix->exponent : 0;
+  while (value % 10 == 0) {
+    value /= 10;
+    ++exponent;
+  }
+  q.mantissa_ = value;
+  q.exponent_ = static_cast<int32_t>(exponent);
+  // No text_: where upstream keeps such a text it is the canonical one ("500m", "4Gi"), and
+  // where it does not, it prints canonically too ("1000" -> "1k", "1024Mi" -> "1Gi").
+  return q;
+}
+
 StatusOr<Quantity> Quantity::Parse(std::string_view str) {
+  if (std::optional<Quantity> plain = ParsePlain(str)) return *std::move(plain);
+  return ParseGeneral(str);
+}
+
+StatusOr<Quantity> Quantity::ParseGeneral(std::string_view str) {
   if (str.empty()) return InvalidArgumentError(kErrFormatWrong);
   // parseQuantityString: sign, leading zeros, numerator, optional denominator, suffix.
   size_t pos = 0;

@@ -21,6 +21,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,9 @@ class Quantity {
   // Parses like resource.ParseQuantity, with its error texts (ErrFormatWrong, ErrSuffix,
   // ErrNumeric). Like upstream, a lone sign or "." parses as zero.
   static StatusOr<Quantity> Parse(std::string_view text);
+  // Parse without its fast path for plain integers with an SI suffix ("1", "4Gi", "500m"): the
+  // reference that path is tested against.
+  static StatusOr<Quantity> ParseGeneral(std::string_view text);
   // A JSON string, or a JSON number read as the text Go's encoding/json writes for it
   // (1.0 -> "1", 0.5 -> "500m", 2.5 -> "2500m"), as Quantity.UnmarshalJSON sees it; null is
   // zero and other JSON types fail with ErrFormatWrong, as upstream.
@@ -71,6 +75,9 @@ class Quantity {
 
  private:
   Quantity(__int128 mantissa, int64_t exponent, Format format);
+  // The text as Parse reads it when it is [1-9][0-9]{0,17} and one suffix of the SI tables, and
+  // a binary value fits int64; nullopt for anything else.
+  static std::optional<Quantity> ParsePlain(std::string_view text);
 
   // value = mantissa_ * 10^exponent_; mantissa_ has no trailing zeros and at most 30 digits
   // (0 has exponent 0); exponent_ >= -9.

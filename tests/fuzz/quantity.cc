@@ -1,5 +1,6 @@
 // Fuzz target: Kubernetes quantities and IntOrString (common/quantity). The input is read as
 // quantity text and, when it is JSON, as a JSON value (the Python SDK sends numbers). Properties:
+//   - Parse (with its fast path for plain integers) agrees with ParseGeneral;
 //   - ToString() is stable: it parses back to an equal quantity that prints the same text;
 //   - arithmetic is exact: q - q is zero, q + 0 == q, q * 1 == q;
 //   - FromJson of the JSON string equals Parse of the text with spaces trimmed (upstream's
@@ -46,7 +47,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
 
   StatusOr<Quantity> q = Quantity::Parse(text);
+  StatusOr<Quantity> general = Quantity::ParseGeneral(text);
+  FUZZ_CHECK(q.ok() == general.ok(), "Parse and ParseGeneral disagree on \"" + text + "\"");
   if (q.ok()) {
+    FUZZ_CHECK(*q == *general && q->format() == general->format() &&
+                   q->ToString() == general->ToString(),
+               "Parse and ParseGeneral differ on \"" + text + "\": " + q->ToString() + " and " +
+                   general->ToString());
     fuzz::CheckQuantity(*q, "\"" + text + "\"");
   }
   constexpr std::string_view kSpace = " \t\n\v\f\r";

@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
+#include <string>
+#include <vector>
+
 namespace trainer::quantity {
 namespace {
 
@@ -73,6 +77,51 @@ TEST_CASE("arithmetic and comparison are exact", "[quantity]") {
   CHECK(*Quantity::Parse("1Ki") == *Quantity::Parse("1024"));
   CHECK(*Quantity::Parse("1E") > *Quantity::Parse("999P"));
   CHECK(*Quantity::Parse("-1") < Quantity());
+}
+
+// Parse's fast path for plain integers must give exactly what the general path gives: the same
+// value, format and printed text, or the same error.
+void CheckSameAsGeneral(const std::string& text) {
+  INFO("\"" << text << "\"");
+  StatusOr<Quantity> fast = Quantity::Parse(text);
+  StatusOr<Quantity> general = Quantity::ParseGeneral(text);
+  REQUIRE(fast.ok() == general.ok());
+  if (!fast.ok()) {
+    CHECK(fast.status().message() == general.status().message());
+    return;
+  }
+  CHECK(*fast == *general);
+  CHECK(fast->format() == general->format());
+  CHECK(fast->ToString() == general->ToString());
+  CHECK(fast->Value() == general->Value());
+  CHECK(fast->MilliValue() == general->MilliValue());
+}
+
+TEST_CASE("the fast path for plain integers agrees with the general parse", "[quantity]") {
+  const char* suffixes[] = {"",  "n",  "u",  "m",  "k",  "M",  "G",  "T",  "P",  "E",
+                            "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "K", "i", "mi", "kk",
+                            "e3", "E3", "e-2", " ", "Gi ", "."};
+  std::vector<std::string> numbers = {"1", "7", "8", "9", "10", "1000", "1023", "1024", "4096",
+                                      "8191", "1536", "999", "0", "00", "01", "+1", "-1", "1.5"};
+  std::mt19937_64 random(20261129);
+  for (size_t len = 1; len <= 20; ++len) {
+    numbers.push_back(std::string(len, '9'));
+    numbers.push_back("1" + std::string(len - 1, '0'));
+    numbers.push_back(std::to_string(len) + std::string(len, '0'));
+    std::string digits(1, static_cast<char>('1' + random() % 9));
+    while (digits.size() < len) digits.push_back(static_cast<char>('0' + random() % 10));
+    numbers.push_back(digits);
+  }
+  // Binary values on either side of 2^63, where the general path starts to cap.
+  for (const char* edge : {"8589934591Gi", "8589934592Gi", "7Ei", "8Ei", "9007199254740991Ki",
+                           "9007199254740992Ki", "8796093022207Mi", "8796093022208Mi"}) {
+    CheckSameAsGeneral(edge);
+  }
+  for (const std::string& number : numbers) {
+    for (const char* suffix : suffixes) {
+      CheckSameAsGeneral(number + suffix);
+    }
+  }
 }
 
 TEST_CASE("numbers from JSON read as the text the client wrote", "[quantity]") {
