@@ -229,22 +229,13 @@ std::optional<Quantity> Quantity::ParsePlain(std::string_view str) {
   if (suffix == nullptr) return std::nullopt;
   int64_t value = 0;
   for (char c : str.substr(0, n)) value = value * 10 + (c - '0');
-  Quantity q;
-  if (suffix->base == 2) {
-    // Above 2^63-1 the general path caps the value: leave those to it.
-    if (__builtin_mul_overflow(value, int64_t{1} << suffix->exponent, &value)) return std::nullopt;
-    q.format_ = Format::kBinarySI;
-  }
-  int64_t exponent = suffix->base == 10 ? suffix->exponent : 0;
-  while (value % 10 == 0) {
-    value /= 10;
-    ++exponent;
-  }
-  q.mantissa_ = value;
-  q.exponent_ = static_cast<int32_t>(exponent);
-  // No text_: where upstream keeps such a text it is the canonical one ("500m", "4Gi"), and
-  // where it does not, it prints canonically too ("1000" -> "1k", "1024Mi" -> "1Gi").
-  return q;
+  // The constructor strips trailing zeros. No text_: where upstream keeps such a text it is the
+  // canonical one ("500m", "4Gi"), and where it does not, it prints canonically too ("1000" ->
+  // "1k", "1024Mi" -> "1Gi").
+  if (suffix->base == 10) return Quantity(value, suffix->exponent, Format::kDecimalSI);
+  // Above 2^63-1 the general path caps the value: leave those to it.
+  if (__builtin_mul_overflow(value, int64_t{1} << suffix->exponent, &value)) return std::nullopt;
+  return Quantity(value, 0, Format::kBinarySI);
 }
 
 StatusOr<Quantity> Quantity::Parse(std::string_view str) {
