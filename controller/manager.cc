@@ -144,7 +144,7 @@ Status ManagerImpl::NewClient() {
   std::string default_namespace = "default";
   if (client_ == nullptr) {
     ASSIGN_OR_RETURN(kube::RestConfig rest, kube::LoadConfig(options_.kubeconfig));
-    default_namespace = rest.default_namespace;
+    default_namespace = kube::OperatorNamespace(rest);
     kube::ClientOptions co;
     co.qps = options_.kube_api_qps;
     co.burst = options_.kube_api_burst;

@@ -31,7 +31,8 @@ std::vector<flags::Flag> ControllerFlags(Options& o, std::string* gates) {
        "The serving certificate Secret whose ca.crt trainer pods trust (TrainJobStatus).",
        flags::String(&o.webhook_secret_name, "NAME")},
       {"webhook-secret-namespace",
-       "Namespace of that Secret and Service; default the pod's, else kubeflow-system.",
+       "Namespace of that Secret and Service; default the pod's, or the kubeconfig context's, "
+       "else kubeflow-system.",
        flags::String(&o.webhook_secret_namespace, "NAMESPACE")},
       {"status-server-port", "The status server's port (or the file's statusServer.port).",
        flags::Int(&o.status_server_port, 1, 65535)},
@@ -48,7 +49,7 @@ std::vector<flags::Flag> ControllerFlags(Options& o, std::string* gates) {
       {"leader-elect", "Elect a leader (a Lease) before reconciling.",
        flags::Bool(&o.leader_elect)},
       {"leader-election-id", "Lease name.", flags::String(&o.leader_election_id, "NAME")},
-      {"leader-election-namespace", "Lease namespace; default the pod's namespace.",
+      {"leader-election-namespace", "Lease namespace; default the pod's, or the kubeconfig context's, else kubeflow-system.",
        flags::String(&o.leader_election_namespace, "NAMESPACE")},
       {"lifecycle-conditions",
        "Add Created and Running conditions to TrainJobs. Off by default: the Kubeflow SDK (0.5.0) "

@@ -32,7 +32,7 @@ struct Options {
   features::FeatureGates feature_gates;
   // The status server the TrainJobStatus plugin points trainer pods at: the webhook Service
   // (trainer-webhook.<namespace>.svc), its port, and the certificate Secret whose ca.crt the
-  // pods trust; the namespace of both ("" = the pod's, else kubeflow-system, as upstream).
+  // pods trust; the namespace of both ("" = kube::OperatorNamespace).
   std::string webhook_service_name = "trainer-webhook";
   std::string webhook_secret_name = "kubeflow-trainer-webhook-cert";
   std::string webhook_secret_namespace;

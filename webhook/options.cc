@@ -33,7 +33,8 @@ flags::FlagSet Flags(Options& o, std::string* gates) {
       {"webhook-secret-name", "The Secret holding the certificates (cert management).",
        flags::String(&o.webhook_secret_name, "NAME")},
       {"webhook-secret-namespace",
-       "Namespace of the Secret and the Service; default the pod's namespace (cert management).",
+       "Namespace of the Secret and the Service (cert management); default the pod's, or the "
+       "kubeconfig context's, else kubeflow-system.",
        flags::String(&o.webhook_secret_namespace, "NAMESPACE")},
       {"mutating-webhook-configuration",
        "MutatingWebhookConfiguration whose caBundle is kept (cert management).",

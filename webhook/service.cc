@@ -61,7 +61,7 @@ Status WebhookService::NewReader(const Options& options) {
   if (!cfg.ok()) {
     return cfg.status().WithContext("loading kubeconfig");
   }
-  namespace_ = cfg->default_namespace;  // before the config moves into the client
+  namespace_ = kube::OperatorNamespace(*cfg);  // before the config moves into the client
   StatusOr<std::unique_ptr<kube::CurlClient>> c = kube::CurlClient::New(std::move(cfg).value());
   if (!c.ok()) {
     return c.status().WithContext("creating the Kubernetes client");

@@ -97,7 +97,10 @@ StatusOr<RestConfig> Build(const std::vector<KubeconfigFile>& files, std::string
   if (!ca.ok())
     return ca.status().WithContext("kubeconfig " + source + ": cluster " + cluster_name);
   cfg.ca_pem = std::move(*ca);
-  if (!Str(ctx, "namespace").empty()) cfg.default_namespace = Str(ctx, "namespace");
+  if (!Str(ctx, "namespace").empty()) {
+    cfg.default_namespace = Str(ctx, "namespace");
+    cfg.namespace_set = true;
+  }
 
   if (user_name.empty()) return cfg;
   const json::Value* user = FindNamed(files, "users", "user", user_name, &user_dir);
@@ -193,9 +196,16 @@ StatusOr<RestConfig> LoadInClusterConfig(const InClusterEnv& env) {
   if (StatusOr<std::string> ns = files::ReadFile(env.service_account_dir + "/namespace"); ns.ok()) {
     std::string n = *ns;
     while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
-    if (!n.empty()) cfg.default_namespace = n;
+    if (!n.empty()) {
+      cfg.default_namespace = n;
+      cfg.namespace_set = true;
+    }
   }
   return cfg;
+}
+
+std::string OperatorNamespace(const RestConfig& cfg) {
+  return cfg.namespace_set ? cfg.default_namespace : "kubeflow-system";
 }
 
 StatusOr<RestConfig> LoadConfig(std::string_view kubeconfig_flag, std::string_view context) {

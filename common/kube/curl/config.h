@@ -34,6 +34,7 @@ struct RestConfig {
   std::string username, password;  // basic auth (rare; test clusters)
   // The context's namespace (in-cluster: the pod's), "default" when unset.
   std::string default_namespace = "default";
+  bool namespace_set = false;  // default_namespace came from the context or the pod
   // Where this came from, for logs: "kubeconfig /x (context y)" or "in-cluster".
   std::string source;
 };
@@ -62,6 +63,11 @@ StatusOr<RestConfig> LoadInClusterConfig(const InClusterEnv& env = InClusterEnv:
 
 // --kubeconfig flag (may be empty), then $KUBECONFIG, then in-cluster, then ~/.kube/config.
 StatusOr<RestConfig> LoadConfig(std::string_view kubeconfig_flag, std::string_view context = "");
+
+// Where the trainer services' own objects (webhook Secret and Service, Lease) live when no flag
+// names it: the pod's namespace, or the kubeconfig context's; else kubeflow-system, as upstream's
+// cert.GetOperatorNamespace falls back (never "default").
+std::string OperatorNamespace(const RestConfig& cfg);
 
 // A bearer token read from a file and re-read when it may have rotated: at most `max_age` after
 // the last read (client-go re-reads projected tokens every minute), or at once after

@@ -51,6 +51,8 @@ TEST_CASE("kubeconfig with inline data", "[kube][config]") {
   REQUIRE(other.ok());
   CHECK(other->bearer_token == "abc");
   CHECK(other->default_namespace == "default");
+  CHECK(OperatorNamespace(*cfg) == "team-a");
+  CHECK(OperatorNamespace(*other) == "kubeflow-system");  // upstream's fallback, not "default"
   CHECK(IsNotFound(ParseKubeconfig(kInline, "/nowhere", "missing").status()));
 }
 
@@ -108,6 +110,7 @@ TEST_CASE("in-cluster config reads the service account mount", "[kube][config]")
   CHECK(cfg->server == "https://10.96.0.1:443");
   CHECK(cfg->ca_pem == "SA CA");
   CHECK(cfg->default_namespace == "kubeflow-system");
+  CHECK(OperatorNamespace(*cfg) == "kubeflow-system");
   CHECK(cfg->token_file == (dir.path / "token").string());
   InClusterEnv v6{"fd00::1", "6443", dir.path.string()};
   CHECK(LoadInClusterConfig(v6)->server == "https://[fd00::1]:6443");
