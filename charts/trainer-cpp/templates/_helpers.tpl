@@ -32,9 +32,13 @@ Names, labels and the few rules the templates share.
 {{ include "trainer-cpp.fullname" . | trunc 56 | trimSuffix "-" }}-config
 {{- end }}
 
-{{/* The webhook certificate's Secret: upstream's certManagement.webhookSecretName, if set. */}}
+{{/*
+The webhook certificate's Secret: upstream's certManagement.webhookSecretName, if set; else the
+name upstream's chart gives it (<nameOverride, else kubeflow-trainer>-webhook-cert, whatever the
+release), so a release that replaces upstream's keeps its CA.
+*/}}
 {{- define "trainer-cpp.webhook.secretName" -}}
-{{- with .Values.manager.config.certManagement.webhookSecretName }}{{ . }}{{ else }}{{ include "trainer-cpp.webhook.name" . }}-cert{{ end }}
+{{- with .Values.manager.config.certManagement.webhookSecretName }}{{ . }}{{ else }}{{ .Values.nameOverride | default "kubeflow-trainer" | trunc 49 | trimSuffix "-" }}-webhook-cert{{ end }}
 {{- end }}
 
 {{/* "true" when upstream's manager.config.featureGates turns TrainJobStatus on, else "". */}}
@@ -132,6 +136,9 @@ Prints YAML; empty when all are empty.
 {{- end }}
 {{- if and (hasKey .Values "crds") (kindIs "map" .Values.crds) (eq (toString .Values.crds.enabled) "false") }}
 {{- fail "crds.enabled=false (upstream's key): this chart keeps its CRDs in crds/, so helm uninstall never deletes TrainJobs; install with --skip-crds instead" }}
+{{- end }}
+{{- if eq (toString .Values.manager.config.metrics.secureServing) "true" }}
+{{- fail "manager.config.metrics.secureServing=true: this chart serves metrics over plain HTTP on the metrics port (upstream: HTTPS with a self-signed certificate); set it to false" }}
 {{- end }}
 {{- if .Values.dataCache.enabled }}
 {{- fail "dataCache (upstream's LeaderWorkerSet data cache) is not supported by trainer-cpp" }}

@@ -54,8 +54,8 @@ def sh(*args, env=None, cwd=ROOT):
 
 
 class Setup:
-    def __init__(self, build_dir):
-        self.dir = os.path.join(build_dir, "helm-testbed")
+    def __init__(self, build_dir, name="helm-testbed"):
+        self.dir = os.path.join(build_dir, name)
         self.env = dict(os.environ, TESTBED_DIR=self.dir)
         self.work = tempfile.mkdtemp(prefix="helm-test-")
         self.helm_bin = sh(os.path.join(ROOT, "hack", "tools", "helm.sh")).strip()
@@ -277,7 +277,7 @@ def main():
         services = None
         with open(os.path.join(s.pki, "ca.crt"), "rb") as f:
             ca = base64.b64encode(f.read()).decode()
-        k.run("patch", "secret", f"{RELEASE}-webhook-cert", "-n", NS, "--type=merge",
+        k.run("patch", "secret", "kubeflow-trainer-webhook-cert", "-n", NS, "--type=merge",
               "-p", json.dumps({"data": {"ca.crt": ca}}))
         status_port = testbed.free_port()
         services = Services(s, status_port=status_port)

@@ -53,6 +53,7 @@ refuses "must be builtin, cert-manager or secret" --set webhook.certificate.mode
 refuses "must be Fail or Ignore" --set webhook.failurePolicy=Retry
 refuses "needs manager.config.leaderElection.leaderElect=true" --set controller.replicas=2 --set manager.config.leaderElection.leaderElect=false
 refuses "is not supported by trainer-cpp" --set dataCache.enabled=true
+refuses "metrics over plain HTTP" --set manager.config.metrics.secureServing=true
 refuses "chart requires kubeVersion" --kube-version v1.30.0
 echo "ok: values that would break an install are refused with a clear message"
 
@@ -100,6 +101,46 @@ print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
 echo "ok: no chart container execs a program; the webhook's preStop is deploy/'s sleep action"
+
+# The chart's ClusterRoles grant exactly what deploy/'s of the same role do (<fullname>-X and
+# trainer-X): the two installs drifted apart once, and a missing rule only shows as a retry loop.
+python3 - "$TESTBED_ROOT/deploy" "$work"/*.yaml <<'PY' || fail "a chart ClusterRole differs from deploy/'s"
+import glob, os, sys, yaml
+deploy_dir, renders = sys.argv[1], sys.argv[2:]
+def ours(d):
+    return (d["metadata"].get("labels") or {}).get("app.kubernetes.io/part-of") == "trainer-cpp"
+def grants(rules):
+    return {(g, r, v, n) for rule in rules or [] for g in rule.get("apiGroups", [""])
+            for r in rule.get("resources", []) for v in rule.get("verbs", [])
+            for n in rule.get("resourceNames") or ["*"]}
+deploy = {d["metadata"]["name"]: d.get("rules")
+          for p in glob.glob(os.path.join(deploy_dir, "**", "*.yaml"), recursive=True)
+          for d in yaml.safe_load_all(open(p)) if d and d.get("kind") == "ClusterRole"}
+bad, compared = [], 0
+for path in renders:
+    docs = [d for d in yaml.safe_load_all(open(path)) if d]
+    # <fullname>: the controller Deployment's name less "-controller".
+    full = next(d["metadata"]["name"][:-len("-controller")] for d in docs
+                if d["kind"] == "Deployment" and ours(d) and
+                d["metadata"]["labels"].get("app.kubernetes.io/component") == "controller")
+    for d in docs:
+        if d["kind"] != "ClusterRole" or not ours(d):
+            continue
+        name = d["metadata"]["name"]
+        twin = "trainer" + name[len(full):]
+        if twin not in deploy:
+            bad.append(f"{os.path.basename(path)}: {name}: deploy/ has no ClusterRole {twin}")
+            continue
+        compared += 1
+        a, b = grants(d.get("rules")), grants(deploy[twin])
+        if a != b:
+            bad.append(f"{os.path.basename(path)}: {name} vs deploy/'s {twin}: only the chart "
+                       f"{sorted(a - b)}, only deploy/ {sorted(b - a)}")
+print("\n".join(bad), file=sys.stderr)
+print(f"{compared} ClusterRoles compared")
+sys.exit(1 if bad or not compared else 0)
+PY
+echo "ok: the chart's ClusterRoles grant what deploy/'s do"
 
 # Every case's objects pass the apiserver's checks as rendered.
 [[ -f "$TESTBED_DIR/kubeconfig" ]] || fail "no test bed in $TESTBED_DIR (run under ctest)"
