@@ -2,7 +2,8 @@
 """A Helm post-renderer for running the chart's services as local processes (as
 hack/run-local.sh runs deploy/): passes every object through, except that both webhook
 configurations call https://127.0.0.1:<port> with the given CA as caBundle instead of the
-release's Service, which nothing on a node-less test bed would serve.
+release's Service, which nothing on a node-less test bed would serve; with --failure-policy,
+every webhook of theirs gets that policy.
 
     helm install ... --post-renderer post_render_local.py \\
         --post-renderer-args --url=https://127.0.0.1:PORT --post-renderer-args --ca=CA.crt
@@ -25,6 +26,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--url", required=True)
     p.add_argument("--ca", required=True)
+    p.add_argument("--failure-policy", choices=("Fail", "Ignore"))
     args = p.parse_args()
     with open(args.ca, "rb") as f:
         bundle = base64.b64encode(f.read()).decode()
@@ -32,6 +34,9 @@ def main():
     for d in docs:
         if d.get("kind") in KINDS:
             webhooks.point_at_url(d, args.url, bundle)
+            for w in d.get("webhooks") or []:
+                if args.failure_policy:
+                    w["failurePolicy"] = args.failure_policy
             (d["metadata"].get("annotations") or {}).pop("cert-manager.io/inject-ca-from", None)
     yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)
 

@@ -99,8 +99,7 @@ class Cluster:
         self.dir = os.path.join(build_dir, "migration-testbed")
         self.env = dict(os.environ, TESTBED_DIR=self.dir)
         self.work = tempfile.mkdtemp(prefix="migration-test-")
-        self.upstream_bin = sh(os.path.join(ROOT, "hack", "bench", "webhook", "upstream.sh")).strip()
-        self.upstream_src = self.module_dir(self.upstream_bin)
+        self.upstream_bin, self.upstream_src = testbed.upstream_build()
         subprocess.run([os.path.join(ROOT, "hack", "testbed", "down.sh")], env=self.env,
                        capture_output=True, check=False)
         log(f"starting a test bed in {self.dir} (JobSet controller, scheduler, KWOK)")
@@ -109,14 +108,6 @@ class Cluster:
         self.pki = os.path.join(self.dir, "pki")
         self.ca = os.path.join(self.pki, "ca.crt")
         self.crt, self.key = testbed.sign_cert(self.pki, self.work, "webhook")
-
-    @staticmethod
-    def module_dir(upstream_bin):
-        """github.com/kubeflow/trainer/v2@v2.3.0 in the module cache upstream.sh built from."""
-        d = os.path.join(os.path.dirname(os.path.dirname(upstream_bin)), "gopath", "pkg", "mod",
-                         "github.com", "kubeflow", "trainer", "v2@v2.3.0")
-        assert os.path.isdir(os.path.join(d, "manifests")), f"no upstream manifests in {d}"
-        return d
 
     def apply(self, text, manager="migration-test"):
         self.k.run("apply", "--server-side", "--force-conflicts", f"--field-manager={manager}",

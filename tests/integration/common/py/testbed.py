@@ -181,6 +181,21 @@ def install_trainer_crds(k, manager="it-test"):
                 "conditions") or []), 60)
 
 
+def upstream_build():
+    """(manager binary, module directory) of upstream Kubeflow Trainer v2.3.0, built through the
+    Go module proxy by hack/bench/webhook/upstream.sh (cached): the binary, and its module's
+    sources in the module cache it built from (manifests/, charts/, ...)."""
+    p = subprocess.run([os.path.join(ROOT, "hack", "bench", "webhook", "upstream.sh")],
+                       capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise AssertionError(f"hack/bench/webhook/upstream.sh failed:\n{p.stdout}{p.stderr}")
+    binary = p.stdout.strip()
+    d = os.path.join(os.path.dirname(os.path.dirname(binary)), "gopath", "pkg", "mod",
+                     "github.com", "kubeflow", "trainer", "v2@v2.3.0")
+    assert os.path.isdir(os.path.join(d, "manifests")), f"no upstream manifests in {d}"
+    return binary, d
+
+
 class Controller:
     """trainer-controller on the test bed, started ready (/readyz ok) unless wait_ready=False."""
 
