@@ -10,11 +10,6 @@
 namespace trainer::controller {
 namespace {
 
-// upstream's controller-runtime zap flags, kept apart until -v and --log-format are known.
-struct ZapFlags {
-  std::string log_level, encoder, devel, stacktrace_level, time_encoding;
-};
-
 std::vector<flags::Flag> ControllerFlags(Options& o, std::string* gates) {
   const double kMaxQps = std::numeric_limits<double>::max();
   return {
@@ -62,37 +57,12 @@ std::vector<flags::Flag> ControllerFlags(Options& o, std::string* gates) {
   };
 }
 
-std::vector<flags::Flag> ZapFlagList(ZapFlags& z) {
-  return {
-      {"zap-log-level", "Accepted for compatibility: a number sets the verbosity.",
-       flags::String(&z.log_level, "LEVEL")},
-      {"zap-devel",
-       "Accepted for compatibility.",
-       {.set =
-            [&z](std::string_view t) {
-              z.devel = std::string(t);
-              return flags::ParseBool(t).status();
-            },
-        .is_bool = true}},
-      {"zap-encoder", "Accepted for compatibility: json selects JSON logs.",
-       flags::String(&z.encoder, "ENCODER")},
-      {"zap-stacktrace-level", "Accepted for compatibility.",
-       flags::String(&z.stacktrace_level, "LEVEL")},
-      {"zap-time-encoding", "Accepted for compatibility.",
-       flags::String(&z.time_encoding, "ENCODING")},
-  };
-}
-
 // `gates` receives --feature-gates, applied over the file's featureGates once it is read.
-flags::FlagSet Flags(Options& o, ZapFlags& z, std::string* gates) {
-  std::vector<flags::Flag> all = service::ServiceFlags(o.frame, ControllerFlags(o, gates));
-  for (flags::Flag& f : ZapFlagList(z)) {
-    all.push_back(std::move(f));
-  }
+flags::FlagSet Flags(Options& o, std::string* gates) {
   return flags::FlagSet("trainer-controller",
                         "Reconciles TrainJobs into JobSets and their status back, from informer "
                         "caches, with leader election, probes and Prometheus metrics.",
-                        std::move(all));
+                        service::ServiceFlags(o.frame, ControllerFlags(o, gates)));
 }
 
 void ApplyConfiguration(const service::Configuration& cfg, const flags::FlagSet& fs, Options& o) {
@@ -124,31 +94,34 @@ void ApplyConfiguration(const service::Configuration& cfg, const flags::FlagSet&
   }
 }
 
-// The zap flags where -v and --log-format were not given.
-void ApplyZap(const ZapFlags& z, const flags::FlagSet& fs, Options& o) {
-  if (StatusOr<int64_t> n = flags::ParseInt(z.log_level, 0, 10); n.ok() && !fs.Given("v")) {
-    o.frame.verbosity = static_cast<int>(*n);
+// client-go's NewLeaderElector refuses timings that let a standby take the Lease while the leader
+// still believes it leads; upstream's manager exits on them, so must we.
+Status CheckLeaderElection(const Options& o) {
+  if (!o.leader_elect) return OkStatus();
+  if (o.lease_duration <= o.renew_deadline) {
+    return InvalidArgumentError("leaderElection: leaseDuration must be greater than renewDeadline");
   }
-  if (z.encoder == "json" && !fs.Given("log-format")) o.frame.log_format = "json";
+  if (o.renew_deadline.count() <= 1.2 * static_cast<double>(o.retry_period.count())) {
+    return InvalidArgumentError(
+        "leaderElection: renewDeadline must be greater than retryPeriod*JitterFactor (1.2)");
+  }
+  return OkStatus();
 }
 
 }  // namespace
 
 std::string Usage() {
   Options o;
-  ZapFlags z;
   std::string gates;
-  return Flags(o, z, &gates).Usage();
+  return Flags(o, &gates).Usage();
 }
 
 StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   Options o;
-  ZapFlags z;
   std::string gates;
-  flags::FlagSet fs = Flags(o, z, &gates);
+  flags::FlagSet fs = Flags(o, &gates);
   RETURN_IF_ERROR(fs.Parse(args));
   o.help = fs.help();
-  ApplyZap(z, fs, o);
   ASSIGN_OR_RETURN(
       std::optional<service::Configuration> cfg,
       service::LoadConfiguration(fs,
@@ -158,6 +131,7 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
                                   "certManagement.webhookSecretName", "statusServer.port"},
                                  o.frame));
   if (cfg) ApplyConfiguration(*cfg, fs, o);
+  RETURN_IF_ERROR(CheckLeaderElection(o));
   ASSIGN_OR_RETURN(
       o.feature_gates,
       features::FromConfigAndFlag(cfg ? cfg->feature_gates : std::map<std::string, bool>{}, gates));

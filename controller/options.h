@@ -5,9 +5,8 @@
 // controller.groupKindConcurrency of TrainJobs, featureGates, and what the TrainJobStatus plugin
 // reads: certManagement's Service and Secret names (as the file sets them; without a file, ours)
 // and statusServer.port; the rest (webhook, certManagement.enable, tls, ...) is logged as
-// ignored. The --zap-* flags are accepted so upstream's command lines start: a numeric
-// --zap-log-level sets the verbosity and --zap-encoder=json JSON logs, unless -v or --log-format
-// are given.
+// ignored. Upstream's --zap-* flags are taken as both services take them
+// (common/service/options.h).
 //
 // Precedence: an explicitly given flag, then the file, then the default.
 //

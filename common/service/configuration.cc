@@ -207,8 +207,9 @@ void CheckQpsBurst(const json::Value& doc, std::string_view section,
 
 void ReadLeaderElection(const json::Value& le, Configuration& cfg) {
   Configuration::LeaderElection l;
-  // Upstream copies leaseDuration etc. as they are: an unset one is 0 there and
-  // controller-runtime then uses its defaults (15 s / 10 s / 2 s), which ours already are.
+  // An unset or zero leaseDuration etc. keeps our default (15 s / 10 s / 2 s, controller-runtime's);
+  // upstream passes it on as 0 and client-go refuses it. trainer-controller checks the timings
+  // it ends up with as client-go does (controller/options.cc).
   if (const json::Value* v = le.Find("leaderElect"); v && v->IsBool()) l.leader_elect = v->AsBool();
   for (auto [name, out] :
        {std::pair{"resourceLock", &l.resource_lock}, std::pair{"resourceName", &l.resource_name},

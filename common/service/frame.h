@@ -51,6 +51,12 @@ struct FrameOptions {
   std::string metrics_cert_dir;
   int verbosity = 0;
   std::string log_format = "text";  // text | json
+  // Upstream's controller-runtime zap flags as given (upstream's manifests pass
+  // --zap-log-level): applied to verbosity and log_format where -v and --log-format were not
+  // given (LoadConfiguration).
+  struct Zap {
+    std::string log_level, encoder, devel, stacktrace_level, time_encoding;
+  } zap;
   // Configuration file fields this service does not use, logged once at start-up.
   std::vector<std::string> ignored_config_fields;
 };

@@ -1,7 +1,65 @@
 // FrameFlags and LoadConfiguration (see options.h).
 #include "common/service/options.h"
 
+#include <cctype>
+
 namespace trainer::service {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// controller-runtime's --zap-log-level: debug, info, error, panic or an integer > 0 (a debug
+// level: our verbosity). Returns the verbosity it means.
+StatusOr<int> ZapVerbosity(std::string_view text) {
+  const std::string level = Lower(text);
+  if (level == "debug") return 1;
+  if (level == "info" || level == "error" || level == "panic") return 0;
+  StatusOr<int64_t> n = flags::ParseInt(text, 1, 127);
+  if (!n.ok()) return InvalidArgumentError("invalid log level \"" + std::string(text) + "\"");
+  return static_cast<int>(*n);
+}
+
+std::vector<flags::Flag> ZapFlags(FrameOptions::Zap& z) {
+  return {
+      {"zap-log-level",
+       "Upstream's log level: debug, info, error, panic or an integer > 0 (the verbosity); -v "
+       "wins.",
+       {.placeholder = "LEVEL",
+        .set = [&z](std::string_view t) {
+          z.log_level = std::string(t);
+          return ZapVerbosity(t).status();
+        }}},
+      {"zap-encoder", "Upstream's log encoder: json (JSON logs) or console; --log-format wins.",
+       flags::OneOf(&z.encoder, {"json", "console"})},
+      {"zap-devel", "Accepted for upstream's command lines.",
+       {.set =
+            [&z](std::string_view t) {
+              z.devel = std::string(t);
+              return flags::ParseBool(t).status();
+            },
+        .is_bool = true}},
+      {"zap-stacktrace-level", "Accepted for upstream's command lines.",
+       flags::OneOf(&z.stacktrace_level, {"debug", "info", "error", "panic"})},
+      {"zap-time-encoding", "Accepted for upstream's command lines.",
+       flags::OneOf(&z.time_encoding,
+                    {"epoch", "millis", "nano", "iso8601", "rfc3339", "rfc3339nano"})},
+  };
+}
+
+// The zap flags where -v and --log-format were not given.
+void ApplyZap(const flags::FlagSet& fs, FrameOptions& o) {
+  if (StatusOr<int> v = ZapVerbosity(o.zap.log_level);
+      fs.Given("zap-log-level") && v.ok() && !fs.Given("v")) {
+    o.verbosity = *v;
+  }
+  if (o.zap.encoder == "json" && !fs.Given("log-format")) o.log_format = "json";
+}
+
+}  // namespace
 
 std::vector<flags::Flag> ServiceFlags(FrameOptions& o, std::vector<flags::Flag> own) {
   std::vector<flags::Flag> all = {
@@ -27,14 +85,14 @@ std::vector<flags::Flag> ServiceFlags(FrameOptions& o, std::vector<flags::Flag> 
       {"v", "Log verbosity.", flags::Int(&o.verbosity, 0, 10)},
       {"log-format", "Log format.", flags::OneOf(&o.log_format, {"text", "json"})},
   };
-  for (flags::Flag& f : frame) {
-    all.push_back(std::move(f));
-  }
+  for (flags::Flag& f : frame) all.push_back(std::move(f));
+  for (flags::Flag& f : ZapFlags(o.zap)) all.push_back(std::move(f));
   return all;
 }
 
 StatusOr<std::optional<Configuration>> LoadConfiguration(
     const flags::FlagSet& fs, std::initializer_list<std::string_view> applicable, FrameOptions& o) {
+  ApplyZap(fs, o);
   if (o.config_file.empty()) {
     return std::optional<Configuration>();
   }

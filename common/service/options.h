@@ -24,10 +24,12 @@
 namespace trainer::service {
 
 // --config, then `own`, then --health-probe-bind-address, --metrics-bind-address,
-// --metrics-secure-serving, --metrics-cert-dir, -v and --log-format; defaults are `o`'s values.
+// --metrics-secure-serving, --metrics-cert-dir, -v, --log-format and upstream's --zap-* flags
+// (o.zap); defaults are `o`'s values.
 std::vector<flags::Flag> ServiceFlags(FrameOptions& o, std::vector<flags::Flag> own);
 
-// Without --config: nullopt. Otherwise the loaded file, having applied to `o` the frame's fields
+// Applies the --zap-* flags to `o` where -v and --log-format were not given. Then, without
+// --config: nullopt. Otherwise the loaded file, having applied to `o` the frame's fields
 // it sets whose flag `fs` was not given (a flag wins over the file, the file over the default),
 // and listed in o.ignored_config_fields what neither the frame nor `applicable` covers.
 StatusOr<std::optional<Configuration>> LoadConfiguration(

@@ -50,6 +50,37 @@ TEST_CASE("both --flag=value and --flag value, -v and --v") {
   CHECK(v->frame.verbosity == 2);
 }
 
+// Upstream's manifests pass --zap-log-level to its one manager; both services take the zap flags.
+TEST_CASE("upstream's zap flags") {
+  auto o = ParseOptions({"--zap-log-level=2", "--zap-encoder=json", "--zap-devel",
+                         "--zap-stacktrace-level=panic", "--zap-time-encoding=rfc3339"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 2);
+  CHECK(o->frame.log_format == "json");
+  o = ParseOptions({"--zap-log-level=debug", "--zap-encoder=console"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 1);
+  CHECK(o->frame.log_format == "text");
+  o = ParseOptions({"--zap-log-level=Error"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 0);
+  // -v and --log-format win, wherever they are.
+  o = ParseOptions({"--v=3", "--zap-log-level=2", "--log-format=text", "--zap-encoder=json"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 3);
+  CHECK(o->frame.log_format == "text");
+  // controller-runtime refuses what it cannot use.
+  for (const std::string& bad : {std::string("--zap-log-level=loud"),
+                                 std::string("--zap-log-level=0"),
+                                 std::string("--zap-encoder=xml"),
+                                 std::string("--zap-time-encoding=unix")}) {
+    INFO(bad);
+    CHECK_FALSE(ParseOptions({bad}).ok());
+  }
+  CHECK(ParseOptions({"--zap-log-level=loud"}).status().message() ==
+        "flag \"--zap-log-level\": invalid log level \"loud\"");
+}
+
 // The wording is common/flags' (one for every binary); before it, this binary said
 // "--port: expected an integer, got \"x\"" and "unknown flag \"--nope=1\"".
 TEST_CASE("errors name the flag") {
