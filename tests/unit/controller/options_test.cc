@@ -3,6 +3,8 @@
 #include "controller/options.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "runtime/features/features.h"
 
@@ -66,6 +68,33 @@ TEST_CASE("errors: one wording for every binary", "[options]") {
   StatusOr<Options> h = ParseOptions({"--help"});
   REQUIRE(h.ok());
   CHECK(h->help);
+}
+
+TEST_CASE("leader election timings client-go would refuse are refused", "[options]") {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "trainer-controller-options-test-le.yaml";
+  auto with = [&](const std::string& le) {
+    std::ofstream(path) << "apiVersion: config.trainer.kubeflow.org/v1alpha1\n"
+                           "kind: Configuration\n"
+                           "leaderElection:\n  leaderElect: true\n" << le;
+    return ParseOptions({"--config", path.string()});
+  };
+  StatusOr<Options> o = with("  leaseDuration: 5s\n  renewDeadline: 10s\n");
+  REQUIRE_FALSE(o.ok());
+  CHECK(o.status().message() ==
+        "leaderElection: leaseDuration must be greater than renewDeadline");
+  o = with("  renewDeadline: 2s\n  retryPeriod: 2s\n");
+  REQUIRE_FALSE(o.ok());
+  CHECK(o.status().message() ==
+        "leaderElection: renewDeadline must be greater than retryPeriod*JitterFactor (1.2)");
+  o = with("  leaseDuration: 30s\n  renewDeadline: 20s\n  retryPeriod: 5s\n");
+  REQUIRE(o.ok());
+  CHECK(o->lease_duration == std::chrono::seconds(30));
+  // Without leader election the timings are not used, as upstream.
+  std::ofstream(path) << "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n"
+                         "leaderElection:\n  leaderElect: false\n  leaseDuration: 1s\n";
+  CHECK(ParseOptions({"--config", path.string()}).ok());
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("the file's fields the controller does not use are listed once", "[options]") {
