@@ -136,7 +136,8 @@ CurlClient::CurlClient(RestConfig config, ClientOptions options)
     : config_(std::move(config)),
       options_(std::move(options)),
       shared_(std::make_unique<Shared>()),
-      limiter_(options_.qps, options_.burst) {}
+      // client-go turns a burst of 0 into its DefaultBurst (10); the bucket alone would make it 1.
+      limiter_(options_.qps, options_.burst > 0 ? options_.burst : 10) {}
 
 StatusOr<std::unique_ptr<CurlClient>> CurlClient::New(RestConfig config, ClientOptions options) {
   if (config.server.empty()) return InvalidArgumentError("kube client: no server in config");

@@ -46,7 +46,7 @@ struct ClientOptions {
   // backoff and its 10 qps / 100 bucket on requeues. Set qps/burst (--kube-api-qps/-burst) to
   // cap a client on clusters without APF.
   double qps = 0;
-  int burst = 0;
+  int burst = 0;  // with qps > 0, 0 means client-go's default burst, 10
 
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds read_timeout{30000};   // get, discovery

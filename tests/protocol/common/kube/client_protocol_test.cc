@@ -429,6 +429,20 @@ TEST_CASE("the client-side limiter spaces requests when enabled", "[protocol]") 
   CHECK(SteadyClock::now() - start >= 180ms);  // 4 requests beyond the burst at 20/s
 }
 
+TEST_CASE("a burst of 0 is client-go's default burst, 10", "[protocol]") {
+  ScriptServer server([](const ScriptServer::Request&, ScriptServer::Conn& c) {
+    c.Write(ScriptServer::Response(200, R"({"metadata":{"name":"x"}})"));
+  });
+  ClientOptions o = FastOptions();
+  o.qps = 2;
+  o.burst = 0;
+  auto client = NewClient(server, o);
+  const auto start = SteadyClock::now();
+  for (int i = 0; i < 10; ++i) REQUIRE(client->Get(kConfigMaps, "ns", "x").ok());
+  // A burst of 1 would space them 0.5 s apart: 4.5 s.
+  CHECK(SteadyClock::now() - start < 3s);
+}
+
 }  // namespace
 }  // namespace trainer::kube
 
