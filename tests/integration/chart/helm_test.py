@@ -89,6 +89,14 @@ class Setup:
         subprocess.run([os.path.join(ROOT, "hack", "testbed", "down.sh")], env=self.env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
+    def finish(self, ok):
+        """Stops the test bed and removes the work directory; when the test failed, first keeps
+        the test bed's and the services' logs in <test bed directory>-logs."""
+        if not ok:
+            testbed.keep_logs(self.dir, self.work)
+        self.down()
+        shutil.rmtree(self.work, ignore_errors=True)
+
 
 def release_objects(s):
     """(kind, namespace, name) of everything `helm get manifest` lists."""
@@ -322,19 +330,7 @@ def main():
     finally:
         if services is not None:
             services.stop()
-        if not ok:
-            kept = os.path.join(build_dir, "helm-testbed-logs")
-            shutil.rmtree(kept, ignore_errors=True)
-            shutil.copytree(os.path.join(s.dir, "logs"), kept, dirs_exist_ok=True)
-            for f in ("webhook.log", "controller.log"):
-                if os.path.exists(os.path.join(s.work, f)):
-                    shutil.copy(os.path.join(s.work, f), kept)
-            for f in os.listdir(s.work):
-                if f.startswith("controller-") and f.endswith(".log"):
-                    shutil.copy(os.path.join(s.work, f), kept)
-            print(f"logs copied to {kept}", file=sys.stderr)
-        s.down()
-        shutil.rmtree(s.work, ignore_errors=True)
+        s.finish(ok)
     print("PASS")
 
 

@@ -212,13 +212,7 @@ def main():
     finally:
         if services is not None:
             services.stop()
-        if not ok:
-            kept = os.path.join(build_dir, "helm-migrate-testbed-logs")
-            shutil.rmtree(kept, ignore_errors=True)
-            shutil.copytree(os.path.join(s.dir, "logs"), kept, dirs_exist_ok=True)
-            print(f"logs copied to {kept}", file=sys.stderr)
-        s.down()
-        shutil.rmtree(s.work, ignore_errors=True)
+        s.finish(ok)
     print("PASS")
 
 

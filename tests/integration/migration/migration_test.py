@@ -125,15 +125,9 @@ class Cluster:
             webhooks.point_at_url(cfg, f"https://127.0.0.1:{port}", bundle)
         self.apply(json.dumps({"apiVersion": "v1", "kind": "List", "items": configs}))
 
-    def down(self, build_dir, ok):
+    def down(self, ok):
         if not ok:
-            kept = os.path.join(build_dir, "migration-testbed-logs")
-            shutil.rmtree(kept, ignore_errors=True)
-            shutil.copytree(os.path.join(self.dir, "logs"), kept, dirs_exist_ok=True)
-            for f in os.listdir(self.work):
-                if f.endswith(".log"):
-                    shutil.copy(os.path.join(self.work, f), kept)
-            print(f"logs copied to {kept}", file=sys.stderr)
+            testbed.keep_logs(self.dir, self.work)
         subprocess.run([os.path.join(ROOT, "hack", "testbed", "down.sh")], env=self.env,
                        capture_output=True, check=False)
         shutil.rmtree(self.work, ignore_errors=True)
@@ -400,7 +394,7 @@ def main():
     finally:
         for r in running:
             r.stop()
-        c.down(build_dir, ok)
+        c.down(ok)
     print("PASS")
 
 

@@ -181,6 +181,18 @@ def install_trainer_crds(k, manager="it-test"):
                 "conditions") or []), 60)
 
 
+def keep_logs(bed_dir, work_dir):
+    """After a failed test: the test bed's logs and the *.log files of the test's work directory
+    (its services') copied to <bed_dir>-logs, which outlives both."""
+    kept = bed_dir.rstrip("/") + "-logs"
+    shutil.rmtree(kept, ignore_errors=True)
+    shutil.copytree(os.path.join(bed_dir, "logs"), kept, dirs_exist_ok=True)
+    for f in os.listdir(work_dir):
+        if f.endswith(".log"):
+            shutil.copy(os.path.join(work_dir, f), kept)
+    print(f"logs copied to {kept}", file=sys.stderr)
+
+
 def upstream_build():
     """(manager binary, module directory) of upstream Kubeflow Trainer v2.3.0, built through the
     Go module proxy by hack/bench/webhook/upstream.sh (cached): the binary, and its module's
