@@ -1,6 +1,7 @@
 // Cache shaping and owner mapping of the controller's watched kinds (see caches.h).
 #include "controller/caches.h"
 
+#include "certs/state.h"
 #include "common/kube/meta.h"
 #include "runtime/api/kinds.h"
 #include "runtime/api/types.h"
@@ -79,20 +80,26 @@ void TrimUnowned(json::Value& obj) {
 
 void KeepCACertOnly(json::Value& secret) {
   if (json::Value* meta = secret.Find("metadata")) meta->Erase("managedFields");
-  json::Value ca;
+  json::Value kept = json::Value::Object();
   if (json::Value* data = secret.Find("data")) {
-    if (json::Value* v = data->Find("ca.crt")) ca = std::move(*v);
+    for (std::string_view key : {certs::kCACertKey, certs::kCABundleKey}) {
+      if (json::Value* v = data->Find(key)) kept.Set(std::string(key), std::move(*v));
+    }
   }
   secret.Erase("binaryData");
   secret.Erase("stringData");
-  json::Value& data = secret.Set("data", json::Value::Object());
-  if (!ca.IsNull()) data.Set("ca.crt", std::move(ca));
+  secret.Set("data", std::move(kept));
 }
 
-std::string CACertOf(const json::Value& secret) {
+std::string PublishedCAsOf(const json::Value& secret) {
   const json::Value* data = secret.Find("data");
-  const json::Value* ca = data != nullptr ? data->Find("ca.crt") : nullptr;
-  return ca != nullptr && ca->IsString() ? ca->AsString() : std::string();
+  std::string out;
+  for (std::string_view key : {certs::kCACertKey, certs::kCABundleKey}) {
+    const json::Value* v = data != nullptr ? data->Find(key) : nullptr;
+    out += v != nullptr && v->IsString() ? v->AsString() : std::string();
+    out += '\n';
+  }
+  return out;
 }
 
 void NamespaceMetadata(json::Value& ns) {

@@ -34,11 +34,11 @@ void NamespaceMetadata(json::Value& ns);
 void SlimManagedFields(json::Value& obj);
 void TrimJobSet(json::Value& jobset);
 void TrimUnowned(json::Value& obj);
-// The webhook's certificate Secret with TrainJobStatus, whose ca.crt the TrainJobStatus plugin
-// copies into every TrainJob's <trainjob>-tls-config ConfigMap: cached with ca.crt only (never
-// the private key).
+// The webhook's certificate Secret with TrainJobStatus, whose CAs the TrainJobStatus plugin
+// copies into every TrainJob's <trainjob>-tls-config ConfigMap: cached with ca.crt and
+// ca-bundle.crt only (never a private key).
 void KeepCACertOnly(json::Value& secret);
-// Its ca.crt ("" when missing).
-std::string CACertOf(const json::Value& secret);
+// Those two, as one string: when it changes, every tls-config ConfigMap is applied again.
+std::string PublishedCAsOf(const json::Value& secret);
 
 }  // namespace trainer::controller

@@ -511,7 +511,8 @@ void ManagerImpl::WireProgress(metrics::Registry& registry) {
       {.on_add = {},
        .on_update =
            [this, secrets](const json::Value& old_obj, const json::Value& o) {
-             if (!IsWebhookSecret(o) || !secrets->HasSynced() || CACertOf(old_obj) == CACertOf(o)) {
+             if (!IsWebhookSecret(o) || !secrets->HasSynced() ||
+                 PublishedCAsOf(old_obj) == PublishedCAsOf(o)) {
                return;
              }
              log::Info("the webhook certificate's CA changed: updating every TrainJob's tls-config",

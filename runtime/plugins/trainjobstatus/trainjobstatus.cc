@@ -1,6 +1,7 @@
 // TrainJobStatus EnforceMLPolicy and Build (upstream plugins/trainjobstatus/trainjobstatus.go).
 #include "runtime/plugins/trainjobstatus/trainjobstatus.h"
 
+#include "certs/state.h"
 #include "common/encoding/base64.h"
 #include "runtime/api/kinds.h"
 #include "runtime/framework/apply.h"
@@ -116,17 +117,22 @@ StatusOr<std::vector<json::Value>> TrainJobStatus::Build(framework::Info* info,
   }
   // Secret data is base64; the ConfigMap holds the PEM text.
   const json::Value* data = secret->Find("data");
-  const json::Value* ca = data != nullptr ? data->Find(kCACertKey) : nullptr;
-  StatusOr<std::string> pem = InvalidArgumentError("no ca.crt");
-  if (ca != nullptr && ca->IsString()) {
-    pem = encoding::Base64Decode(ca->AsString());
-  }
-  if (!pem.ok() || pem->empty()) {
+  auto decoded = [data](std::string_view key) -> std::string {
+    const json::Value* v = data != nullptr ? data->Find(key) : nullptr;
+    if (v == nullptr || !v->IsString()) return "";
+    StatusOr<std::string> pem = encoding::Base64Decode(v->AsString());
+    return pem.ok() ? *pem : "";
+  };
+  std::string pem = decoded(kCACertKey);
+  if (pem.empty()) {
     return InternalError("failed to find status server ca.crt in tls secret");
   }
+  // Upstream copies ca.crt. trainer-webhook's CA rotation trusts the next CA (ca-bundle.crt holds
+  // both) before it signs with it: pods given the bundle keep reporting across the switch.
+  if (std::string bundle = decoded(certs::kCABundleKey); !bundle.empty()) pem = std::move(bundle);
   json::Value cm =
       framework::NewOwnedObject(api::kConfigMapGVK, TlsConfigMapName(job.metadata.name), job);
-  cm.Set("data", json::Value::Object()).Set(kCACertKey, std::move(*pem));
+  cm.Set("data", json::Value::Object()).Set(kCACertKey, std::move(pem));
   std::vector<json::Value> out;
   out.push_back(std::move(cm));
   return out;

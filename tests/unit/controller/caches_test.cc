@@ -120,3 +120,26 @@ TEST_CASE("Informers of resources with the same name in two groups have differen
 
 }  // namespace
 }  // namespace trainer::controller
+
+namespace trainer::controller {
+namespace {
+
+TEST_CASE("The webhook Secret is cached with its CAs only, and a bundle change is a CA change") {
+  StatusOr<json::Value> secret = json::Parse(
+      R"({"kind":"Secret","metadata":{"name":"s","managedFields":[{"manager":"m"}]},)"
+      R"("data":{"ca.crt":"QQ==","ca-bundle.crt":"QUI=","ca.key":"a2V5","tls.key":"a2V5",)"
+      R"("tls.crt":"eA=="},"stringData":{"x":"y"}})");
+  REQUIRE(secret.ok());
+  json::Value cached = secret->Clone();
+  KeepCACertOnly(cached);
+  CHECK(json::Write(cached) ==
+        R"({"kind":"Secret","metadata":{"name":"s"},"data":{"ca.crt":"QQ==","ca-bundle.crt":"QUI="}})");
+  // TrustNext adds the next CA to the bundle while ca.crt stays: the pods' ConfigMaps must follow.
+  json::Value next = cached.Clone();
+  next["data"].Set("ca-bundle.crt", "QUJD");
+  CHECK(PublishedCAsOf(next) != PublishedCAsOf(cached));
+  CHECK(PublishedCAsOf(cached.Clone()) == PublishedCAsOf(cached));
+}
+
+}  // namespace
+}  // namespace trainer::controller

@@ -177,6 +177,24 @@ metadata:
     want.Set("data", json::Value::Object()).Set("ca.crt", kCA);
     CHECK(Canon(objs->at(0)) == Canon(want));
   }
+  SECTION("during a CA rotation the ConfigMap holds the bundle of both CAs") {
+    const std::string bundle = std::string(kCA) + std::string(kCA);  // two PEM blocks
+    REQUIRE(reader
+                .Add(WebhookSecret("{ca.crt: " + encoding::Base64Encode(kCA) +
+                                   ", ca-bundle.crt: " + encoding::Base64Encode(bundle) + "}"))
+                .ok());
+    auto plugin = Make(reader);
+    auto objs = As(plugin).Build(&info, job);
+    REQUIRE(objs.ok());
+    REQUIRE(objs->size() == 1);
+    CHECK(objs->at(0)["data"]["ca.crt"].AsString() == bundle);
+  }
+  SECTION("a bundle without ca.crt is upstream's error") {
+    REQUIRE(reader.Add(WebhookSecret("{ca-bundle.crt: " + encoding::Base64Encode(kCA) + "}")).ok());
+    auto plugin = Make(reader);
+    CHECK(As(plugin).Build(&info, job).status().message() ==
+          "failed to find status server ca.crt in tls secret");
+  }
   SECTION("returns error when webhook secret not found") {
     auto plugin = Make(reader);
     CHECK(As(plugin).Build(&info, job).status().message() ==
