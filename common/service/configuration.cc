@@ -294,19 +294,24 @@ void ReadControllers(const json::Value& doc, Configuration& cfg) {
   }
 }
 
+// Upstream decodes into a Configuration (runtime.DecodeInto), which fills an absent apiVersion or
+// kind from it: a file without them, or an empty one, is a Configuration of defaults.
 Status CheckHeader(const json::Value& doc) {
+  if (doc.IsNull()) return OkStatus();
   if (!doc.IsObject()) {
-    return InvalidArgumentError("expected a Configuration object");
+    return InvalidArgumentError("couldn't get version/kind: expected a Configuration object, got " +
+                                std::string(json::DescribeType(doc)));
   }
-  const json::Value* api_version = doc.Find("apiVersion");
-  const json::Value* kind = doc.Find("kind");
-  if (api_version == nullptr || !api_version->IsString() || kind == nullptr || !kind->IsString() ||
-      kind->AsString().empty()) {
-    return InvalidArgumentError("Object 'Kind' is missing in config file");
-  }
-  if (api_version->AsString() != kConfigAPIVersion || kind->AsString() != "Configuration") {
-    return InvalidArgumentError("no kind \"" + kind->AsString() +
-                                "\" is registered for version \"" + api_version->AsString() + "\"");
+  auto field = [&doc](const char* key, std::string_view absent) {
+    const json::Value* v = doc.Find(key);
+    return v != nullptr && v->IsString() && !v->AsString().empty() ? v->AsString()
+                                                                  : std::string(absent);
+  };
+  const std::string api_version = field("apiVersion", kConfigAPIVersion);
+  const std::string kind = field("kind", "Configuration");
+  if (api_version != kConfigAPIVersion || kind != "Configuration") {
+    return InvalidArgumentError("no kind \"" + kind + "\" is registered for version \"" +
+                                api_version + "\"");
   }
   return OkStatus();
 }
@@ -333,6 +338,7 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
   if (!parsed.ok()) {
     return parsed.status().WithContext("failed to decode config file");
   }
+  if (parsed->IsNull()) *parsed = json::Value::Object();  // an empty file
   const json::Value& doc = *parsed;
   Configuration cfg;
   RETURN_IF_ERROR(CheckHeader(doc).WithContext("failed to decode config file"));

@@ -47,6 +47,17 @@ TEST_CASE("defaults of an empty Configuration", "[configuration]") {
   StatusOr<Configuration> off = ParseConfiguration(Header() + "certManagement:\n  enable: false\n");
   REQUIRE(off.ok());
   CHECK_FALSE(off->cert_management_enable);
+  // Upstream decodes into a Configuration, which fills an absent apiVersion or kind: an empty
+  // file, or one without them, is accepted as well (checked against upstream's binary).
+  for (const std::string text : {"", "null\n", "webhook:\n  port: 9443\n",
+                                 "apiVersion: config.trainer.kubeflow.org/v1alpha1\n",
+                                 "kind: Configuration\n"}) {
+    INFO(text);
+    StatusOr<Configuration> c = ParseConfiguration(text);
+    REQUIRE(c.ok());
+    CHECK(c->webhook_port == 9443);
+    CHECK(*c->qps == 50);
+  }
 }
 
 TEST_CASE("strict decoding", "[configuration]") {
@@ -65,8 +76,12 @@ TEST_CASE("strict decoding", "[configuration]") {
       {"wrong kind", "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Foo\n",
        "failed to decode config file: no kind \"Foo\" is registered for version "
        "\"config.trainer.kubeflow.org/v1alpha1\""},
-      {"missing kind", "apiVersion: config.trainer.kubeflow.org/v1alpha1\n",
-       "failed to decode config file: Object 'Kind' is missing in config file"},
+      {"wrong version, no kind", "apiVersion: foo/v1\n",
+       "failed to decode config file: no kind \"Configuration\" is registered for version "
+       "\"foo/v1\""},
+      {"not an object", "[]\n",
+       "failed to decode config file: couldn't get version/kind: expected a Configuration "
+       "object, got array"},
       {"bad duration", Header() + "leaderElection:\n  leaseDuration: 15x\n",
        "failed to decode config file: time: invalid duration \"15x\""},
   };
