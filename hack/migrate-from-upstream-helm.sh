@@ -37,13 +37,18 @@ from=kubeflow-trainer to=trainer-cpp ns=kubeflow-system
 chart="$(cd "$(dirname "$0")/.." && pwd)/charts/trainer-cpp"
 state="" check_only=0 install_args=()
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+# value FLAG ARG: ARG, or exit naming the flag that lacks it.
+value() {
+  [[ -n "${2:-}" && "$2" != -* ]] || { echo "migrate: $1 needs a value" >&2; exit 2; }
+  printf '%s' "$2"
+}
 while (($#)); do
   case "$1" in
-    --from) from=$2; shift 2 ;;
-    --to) to=$2; shift 2 ;;
-    -n|--namespace) ns=$2; shift 2 ;;
-    --chart) chart=$2; shift 2 ;;
-    --state-dir) state=$2; shift 2 ;;
+    --from) from=$(value "$1" "${2:-}") || exit 2; shift 2 ;;
+    --to) to=$(value "$1" "${2:-}") || exit 2; shift 2 ;;
+    -n|--namespace) ns=$(value "$1" "${2:-}") || exit 2; shift 2 ;;
+    --chart) chart=$(value "$1" "${2:-}") || exit 2; shift 2 ;;
+    --state-dir) state=$(value "$1" "${2:-}") || exit 2; shift 2 ;;
     --check) check_only=1; shift ;;
     --) shift; install_args=("$@"); break ;;
     -h|--help) usage; exit 0 ;;

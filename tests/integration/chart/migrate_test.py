@@ -155,7 +155,11 @@ def main():
         old_objects = manifest_objects(s, OLD)
         log(f"upstream's release: {len(old_objects)} objects, a runtime, a TrainJob")
 
-        # --- values this chart refuses stop the migration before anything changes
+        # --- bad arguments and values this chart refuses stop it before anything changes
+        p = subprocess.run([os.path.join(ROOT, "hack", "migrate-from-upstream-helm.sh"), "--to"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "--to needs a value" in p.stderr, \
+            f"--to without a value: rc {p.returncode}, {p.stderr}"
         p = migrate(s, "--check", check=False)
         assert p.returncode != 0 and "secureServing" in p.stderr, \
             f"--check with metrics.secureServing=true: rc {p.returncode}, {p.stderr}"
