@@ -44,7 +44,8 @@ std::vector<flags::Flag> ControllerFlags(Options& o, std::string* gates) {
       {"leader-elect", "Elect a leader (a Lease) before reconciling.",
        flags::Bool(&o.leader_elect)},
       {"leader-election-id", "Lease name.", flags::String(&o.leader_election_id, "NAME")},
-      {"leader-election-namespace", "Lease namespace; default the pod's, or the kubeconfig context's, else kubeflow-system.",
+      {"leader-election-namespace",
+       "Lease namespace; default the pod's, or the kubeconfig context's, else kubeflow-system.",
        flags::String(&o.leader_election_namespace, "NAMESPACE")},
       {"lifecycle-conditions",
        "Add Created and Running conditions to TrainJobs. Off by default: the Kubeflow SDK (0.5.0) "

@@ -297,7 +297,6 @@ void ReadControllers(const json::Value& doc, Configuration& cfg) {
 // Upstream decodes into a Configuration (runtime.DecodeInto), which fills an absent apiVersion or
 // kind from it: a file without them, or an empty one, is a Configuration of defaults.
 Status CheckHeader(const json::Value& doc) {
-  if (doc.IsNull()) return OkStatus();
   if (!doc.IsObject()) {
     return InvalidArgumentError("couldn't get version/kind: expected a Configuration object, got " +
                                 std::string(json::DescribeType(doc)));

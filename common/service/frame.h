@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -55,7 +56,8 @@ struct FrameOptions {
   // --zap-log-level): applied to verbosity and log_format where -v and --log-format were not
   // given (LoadConfiguration).
   struct Zap {
-    std::string log_level, encoder, devel, stacktrace_level, time_encoding;
+    std::optional<int> verbosity;  // --zap-log-level, as a verbosity
+    std::string encoder, devel, stacktrace_level, time_encoding;
   } zap;
   // Configuration file fields this service does not use, logged once at start-up.
   std::vector<std::string> ignored_config_fields;

@@ -30,8 +30,9 @@ std::vector<flags::Flag> ZapFlags(FrameOptions::Zap& z) {
        "wins.",
        {.placeholder = "LEVEL",
         .set = [&z](std::string_view t) {
-          z.log_level = std::string(t);
-          return ZapVerbosity(t).status();
+          StatusOr<int> v = ZapVerbosity(t);
+          if (v.ok()) z.verbosity = *v;
+          return v.status();
         }}},
       {"zap-encoder", "Upstream's log encoder: json (JSON logs) or console; --log-format wins.",
        flags::OneOf(&z.encoder, {"json", "console"})},
@@ -52,10 +53,7 @@ std::vector<flags::Flag> ZapFlags(FrameOptions::Zap& z) {
 
 // The zap flags where -v and --log-format were not given.
 void ApplyZap(const flags::FlagSet& fs, FrameOptions& o) {
-  if (StatusOr<int> v = ZapVerbosity(o.zap.log_level);
-      fs.Given("zap-log-level") && v.ok() && !fs.Given("v")) {
-    o.verbosity = *v;
-  }
+  if (o.zap.verbosity && !fs.Given("v")) o.verbosity = *o.zap.verbosity;
   if (o.zap.encoder == "json" && !fs.Given("log-format")) o.log_format = "json";
 }
 
