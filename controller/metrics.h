@@ -1,10 +1,8 @@
 // Metrics of trainer-controller, on a metrics::Registry:
 //  - controller-runtime's families with its names and labels (the only ones upstream v2.3.0
 //    exports besides Go/process/client-go ones), so dashboards for Go operators keep working:
-//    controller_runtime_reconcile_total{controller,result}, _reconcile_errors_total{controller},
-//    _terminal_reconcile_errors_total, _reconcile_panics_total, _reconcile_time_seconds,
-//    _active_workers, _max_concurrent_reconciles, and workqueue_* {controller,name} through a
-//    workqueue::WorkqueueMetricsProvider;
+//    the reconcile families (common/metrics/reconcile.h) and workqueue_* {controller,name}
+//    through a workqueue::WorkqueueMetricsProvider;
 //  - TrainJob lifecycle metrics upstream lacks (upstream #3429):
 //    trainer_trainjob_objects_applied_seconds   creationTimestamp -> objects first applied
 //    trainer_trainjob_jobset_ready_seconds      creationTimestamp -> every replicated job ready
@@ -24,29 +22,11 @@
 #include <unordered_map>
 
 #include "common/metrics/metrics.h"
+#include "common/metrics/reconcile.h"
 #include "common/workqueue/metrics.h"
 #include "controller/reconcile.h"
 
 namespace trainer::controller {
-
-// Per-controller reconcile metrics.
-class ReconcileMetrics {
- public:
-  ReconcileMetrics(metrics::Registry& registry, std::string controller, int max_workers);
-
-  enum class Result { kSuccess, kError, kRequeue, kRequeueAfter };
-  void Observe(Result result, double seconds);
-  void Panic();
-  void WorkerStarted();
-  void WorkerFinished();
-
- private:
-  prometheus::Counter* results_[4];
-  prometheus::Counter* errors_;
-  prometheus::Counter* panics_;
-  prometheus::Histogram* time_;
-  prometheus::Gauge* active_;
-};
 
 // workqueue_* families bound to Prometheus with controller-runtime's labels and buckets.
 class PrometheusWorkqueueMetrics final : public workqueue::WorkqueueMetricsProvider {

@@ -155,13 +155,13 @@ void WorkerPool::Work() {
     }
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ReconcileMetrics::Result kind = ReconcileMetrics::Result::kSuccess;
+    metrics::ReconcileMetrics::Result kind = metrics::ReconcileMetrics::Result::kSuccess;
     if (!result.error.ok()) {
-      kind = ReconcileMetrics::Result::kError;
+      kind = metrics::ReconcileMetrics::Result::kError;
       LogFailure(*key, result.error);
       queue_.AddRateLimited(*key);
     } else if (result.requeue_after) {
-      kind = ReconcileMetrics::Result::kRequeueAfter;
+      kind = metrics::ReconcileMetrics::Result::kRequeueAfter;
       failure_log_.Succeeded(*key);
       queue_.Forget(*key);
       queue_.AddAfter(*key, *result.requeue_after);

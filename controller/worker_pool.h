@@ -119,7 +119,7 @@ class WorkerPool {
   const WorkerPoolOptions options_;
   // The log field naming the object: "trainjob" for trainjob_controller.
   const std::string object_field_;
-  ReconcileMetrics metrics_;
+  metrics::ReconcileMetrics metrics_;
   FailureLogLimiter failure_log_;
   workqueue::Workqueue queue_;
   std::atomic<bool> stopping_{false};

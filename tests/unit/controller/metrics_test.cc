@@ -25,34 +25,6 @@ api::TrainJob Job(std::string name, std::string uid) {
   return job;
 }
 
-TEST_CASE("reconcile metrics start at zero with controller-runtime's names and labels") {
-  metrics::Registry r;
-  ReconcileMetrics m(r, "trainjob_controller", 5);
-  for (const char* result : {"success", "error", "requeue", "requeue_after"}) {
-    CHECK(Has(r, std::string("controller_runtime_reconcile_total{controller=\"trainjob_controller\""
-                             ",result=\"") +
-                     result + "\"} 0"));
-  }
-  for (const char* family :
-       {"controller_runtime_reconcile_errors_total", "controller_runtime_reconcile_panics_total",
-        "controller_runtime_terminal_reconcile_errors_total",
-        "controller_runtime_reconcile_timeouts_total", "controller_runtime_active_workers"}) {
-    CHECK(Has(r, std::string(family) + "{controller=\"trainjob_controller\"} 0"));
-  }
-  CHECK(
-      Has(r, "controller_runtime_max_concurrent_reconciles{controller=\"trainjob_controller\"} 5"));
-  m.WorkerStarted();
-  m.Observe(ReconcileMetrics::Result::kError, 0.02);
-  m.Panic();
-  CHECK(Has(r, "controller_runtime_active_workers{controller=\"trainjob_controller\"} 1"));
-  CHECK(Has(r, "controller_runtime_reconcile_errors_total{controller=\"trainjob_controller\"} 1"));
-  CHECK(Has(r, "controller_runtime_reconcile_panics_total{controller=\"trainjob_controller\"} 1"));
-  CHECK(Has(
-      r, "controller_runtime_reconcile_time_seconds_count{controller=\"trainjob_controller\"} 1"));
-  m.WorkerFinished();
-  CHECK(Has(r, "controller_runtime_active_workers{controller=\"trainjob_controller\"} 0"));
-}
-
 TEST_CASE("workqueue metrics carry controller and name labels") {
   metrics::Registry r;
   PrometheusWorkqueueMetrics provider(r);

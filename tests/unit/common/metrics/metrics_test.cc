@@ -1,5 +1,7 @@
-// Unit tests for common/metrics: family creation, exposition text, and promtool's linter.
+// Unit tests for common/metrics: family creation, exposition text, promtool's linter, and the
+// reconcile families.
 #include "common/metrics/metrics.h"
+#include "common/metrics/reconcile.h"
 
 #include <unistd.h>
 
@@ -115,6 +117,34 @@ TEST_CASE("exposition passes promtool check metrics") {
   INFO(out);
   CHECK(rc == 0);
   CHECK(out.empty());
+}
+
+TEST_CASE("reconcile metrics start at zero with controller-runtime's names and labels") {
+  Registry r;
+  ReconcileMetrics m(r, "trainjob_controller", 5);
+  for (const char* result : {"success", "error", "requeue", "requeue_after"}) {
+    CHECK(Contains(r.Text(), std::string("controller_runtime_reconcile_total{controller=\"trainjob_controller\""
+                             ",result=\"") +
+                     result + "\"} 0"));
+  }
+  for (const char* family :
+       {"controller_runtime_reconcile_errors_total", "controller_runtime_reconcile_panics_total",
+        "controller_runtime_terminal_reconcile_errors_total",
+        "controller_runtime_reconcile_timeouts_total", "controller_runtime_active_workers"}) {
+    CHECK(Contains(r.Text(), std::string(family) + "{controller=\"trainjob_controller\"} 0"));
+  }
+  CHECK(
+      Contains(r.Text(), "controller_runtime_max_concurrent_reconciles{controller=\"trainjob_controller\"} 5"));
+  m.WorkerStarted();
+  m.Observe(ReconcileMetrics::Result::kError, 0.02);
+  m.Panic();
+  CHECK(Contains(r.Text(), "controller_runtime_active_workers{controller=\"trainjob_controller\"} 1"));
+  CHECK(Contains(r.Text(), "controller_runtime_reconcile_errors_total{controller=\"trainjob_controller\"} 1"));
+  CHECK(Contains(r.Text(), "controller_runtime_reconcile_panics_total{controller=\"trainjob_controller\"} 1"));
+  CHECK(Contains(
+      r.Text(), "controller_runtime_reconcile_time_seconds_count{controller=\"trainjob_controller\"} 1"));
+  m.WorkerFinished();
+  CHECK(Contains(r.Text(), "controller_runtime_active_workers{controller=\"trainjob_controller\"} 0"));
 }
 
 }  // namespace
