@@ -155,6 +155,21 @@ void Rotator::Serve(const State& state) {
 }
 
 StatusOr<Time> Rotator::Step() {
+  if (options_.metrics == nullptr) {
+    return Pass();
+  }
+  options_.metrics->WorkerStarted();
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<Time> next = Pass();
+  options_.metrics->Observe(next.ok() ? metrics::ReconcileMetrics::Result::kSuccess
+                                      : metrics::ReconcileMetrics::Result::kError,
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                                .count());
+  options_.metrics->WorkerFinished();
+  return next;
+}
+
+StatusOr<Time> Rotator::Pass() {
   const std::string key = SecretKey(options_);
   for (int pass = 0; pass < kMaxPasses; ++pass) {
     // The configurations first, then the Secret: see Inject's precondition (rotator.h).

@@ -9,8 +9,9 @@
 //    never overwrite a newer one);
 //  - reports which CA signed what it serves while a CA rotation is under way, so the old CA
 //    leaves the bundle only when no replica serves its certificates any more.
-// Step() is one such pass; Start() runs passes on every change of the Secret or a
-// configuration (watched), at the times the plan names, and after errors with backoff.
+// Step() is one such pass (one reconcile in RotatorOptions::metrics); Start() runs passes on
+// every change of the Secret or a configuration (watched), at the times the plan names, and
+// after errors with backoff.
 //
 //   certs::Rotator rotator(client, {.ns = "kubeflow-system", .replica = pod_name,
 //                                   .policy = {.dns_names =
@@ -35,6 +36,7 @@
 #include "certs/plan.h"
 #include "certs/state.h"
 #include "common/kube/client.h"
+#include "common/metrics/reconcile.h"
 
 namespace trainer::informer {
 class Informer;
@@ -54,6 +56,9 @@ struct RotatorOptions {
   // changes. An error keeps the previous pair (and is retried at the next pass).
   std::function<Status(const KeyPair& serving, const std::string& ca_pem)> serve;
   std::string field_manager = "trainer-webhook";
+  // When set, every Step is counted as one reconcile of this controller (trainer-webhook's is
+  // "cert-rotator", upstream's name): an error is a failed pass that Run retries.
+  metrics::ReconcileMetrics* metrics = nullptr;
 };
 
 // Checks what a misconfiguration would break silently: names set, at least one DNS name, a CA
@@ -87,6 +92,7 @@ class Rotator {
     std::string name;
     std::optional<json::Value> object;  // absent: not found
   };
+  StatusOr<Time> Pass();  // Step without the metrics
   StatusOr<std::vector<Configuration>> ReadConfigurations();
   // Every webhook's caBundle is `bundle` (vacuously true for absent configurations).
   static bool Carries(const json::Value& config, const std::string& bundle);

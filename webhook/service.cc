@@ -86,7 +86,8 @@ std::string ReplicaName() {
 
 }  // namespace
 
-Status WebhookService::StartCertManagement(const Options& options, http::CertWatcher& certs) {
+Status WebhookService::StartCertManagement(const Options& options, http::CertWatcher& certs,
+                                           metrics::Registry& registry) {
   if (client_ == nullptr) {
     return InvalidArgumentError("--cert-management needs a cluster, not --offline-runtimes");
   }
@@ -108,6 +109,9 @@ Status WebhookService::StartCertManagement(const Options& options, http::CertWat
     return certs.Use(pair.cert_pem, pair.key_pem, ca);
   };
   RETURN_IF_ERROR(certs::ValidateRotatorOptions(ro));
+  // Upstream's cert-controller is a controller-runtime controller of this name, one worker.
+  rotator_metrics_ = std::make_unique<metrics::ReconcileMetrics>(registry, "cert-rotator", 1);
+  ro.metrics = rotator_metrics_.get();
   log::Info("managing the serving certificate",
             {{"secret", ro.ns + "/" + ro.secret_name}, {"dnsName", svc}, {"replica", ro.replica}});
   rotator_ = std::make_unique<certs::Rotator>(*client_, std::move(ro));
@@ -135,7 +139,7 @@ Status WebhookService::Init(const Options& options, service::Frame& frame) {
       {.cert_dir = options.cert_management ? "" : options.cert_dir, .registry = &frame.registry()});
   RETURN_IF_ERROR(NewReader(options));
   if (options.cert_management) {
-    RETURN_IF_ERROR(StartCertManagement(options, certs));
+    RETURN_IF_ERROR(StartCertManagement(options, certs, frame.registry()));
   }
   StatusOr<std::unique_ptr<core::Runtimes>> runtimes = core::Runtimes::New(*reader_, kube::NowTime);
   if (!runtimes.ok()) {

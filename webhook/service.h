@@ -41,11 +41,13 @@ class WebhookService final : public service::Runnable {
   // The cluster reader: informer caches through a client, or --offline-runtimes files.
   Status NewReader(const Options& options);
   // --cert-management: the rotator keeps the Secret and caBundle and hands pairs to `certs`.
-  Status StartCertManagement(const Options& options, http::CertWatcher& certs);
+  Status StartCertManagement(const Options& options, http::CertWatcher& certs,
+                             metrics::Registry& registry);
   Status NewStatusServer(const Options& options, http::CertWatcher& certs, service::Frame& frame);
 
   std::unique_ptr<kube::CurlClient> client_;
   std::string namespace_;  // the client's default: in-cluster, the pod's
+  std::unique_ptr<metrics::ReconcileMetrics> rotator_metrics_;  // before the rotator using it
   std::unique_ptr<certs::Rotator> rotator_;
   std::unique_ptr<ClusterReader> reader_;
   std::unique_ptr<core::Runtimes> runtimes_;

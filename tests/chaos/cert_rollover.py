@@ -315,6 +315,9 @@ def run(r, k, work):
                 "every webhook's caBundle is the CA in the Secret")
         r.check(all(fingerprint(x.served_pem()) == fingerprint(secret_pem(s, "tls.crt"))
                     for x in replicas), "both replicas serve the Secret's certificate")
+        passes = 'controller_runtime_reconcile_total{controller="cert-rotator",result="success"}'
+        r.check(all((x.metric(passes) or 0) >= 1 for x in replicas),
+                "each replica counts its rotator's passes as reconciles of cert-rotator")
         tb.wait_for("the apiserver to call the webhooks through the Service", lambda:
                     "denied the request" in k.create(cl.probe_trainjob(NS),
                                                      "--dry-run=server").stderr, 60, 0.5)

@@ -13,9 +13,10 @@ services really export.
 The tables are the rows `| \`name\` | type | labels | meaning |` under the headings
 "## Metrics of trainer-controller", "## Metrics of trainer-webhook" and
 "## Process metrics (both services)"; labels are backticked names, or "—" for none. The families
-under "## Metrics of trainer-controller with TrainJobStatus" and "## Metrics of trainer-webhook
-with TrainJobStatus" exist only with that feature gate: a service may export them or not, and what
-it exports of them must match its table (a family without samples yet, such as
+under "## Metrics of trainer-controller with TrainJobStatus", "## Metrics of trainer-webhook with
+TrainJobStatus" and "## Metrics of trainer-webhook with certificate management" exist only with
+that feature gate or flag: a service may export them or not, and what it exports of them must
+match its table (a family without samples yet, such as
 trainer_trainjob_progress_stale when nothing is stale, does not appear).
 """
 import argparse
@@ -38,6 +39,7 @@ SECTIONS = {
     "## Process metrics (both services)": ("controller", "webhook"),
     "## Metrics of trainer-controller with TrainJobStatus": ("controller:gated",),
     "## Metrics of trainer-webhook with TrainJobStatus": ("webhook:gated",),
+    "## Metrics of trainer-webhook with certificate management": ("webhook:gated",),
 }
 # Series Prometheus itself creates for every target.
 SCRAPE_SERIES = {"up"}

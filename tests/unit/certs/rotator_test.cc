@@ -45,8 +45,10 @@ void SeedCluster(FakeClient& c, bool configurations = true) {
 
 // One webhook replica: a Rotator whose `serve` records what it would serve.
 struct Replica {
-  Replica(kube::Client& client, std::string id, const Time* clock) {
+  Replica(kube::Client& client, std::string id, const Time* clock,
+          metrics::ReconcileMetrics* metrics = nullptr) {
     RotatorOptions o;
+    o.metrics = metrics;
     o.ns = "ns";
     o.secret_name = "cert";
     o.mutating_configuration = "defaulter";
@@ -201,6 +203,30 @@ TEST_CASE("a replica that cannot serve the certificate is unready and retries so
   CHECK(a.Step() == kT0 + 1h);
   CHECK(a.serves == 1);
   CHECK(a.rotator->ready());
+}
+
+TEST_CASE("every pass is one cert-rotator reconcile; a failed pass is an error", "[rotator]") {
+  FakeClient client;
+  metrics::Registry registry;
+  metrics::ReconcileMetrics m(registry, "cert-rotator", 1);
+  Time now = kT0;
+  Replica a(client, "a", &now, &m);
+  auto count = [&](const std::string& series) {
+    std::string text = registry.Text();
+    size_t at = text.find(series + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + series.size() + 1));
+  };
+  const std::string c = "{controller=\"cert-rotator\"";
+  REQUIRE_FALSE(a.rotator->Step().ok());  // no Secret yet
+  CHECK(count("controller_runtime_reconcile_total" + c + ",result=\"error\"}") == 1);
+  CHECK(count("controller_runtime_reconcile_errors_total" + c + "}") == 1);
+  SeedCluster(client);
+  a.Step();
+  CHECK(count("controller_runtime_reconcile_total" + c + ",result=\"success\"}") == 1);
+  CHECK(count("controller_runtime_reconcile_errors_total" + c + "}") == 1);
+  CHECK(count("controller_runtime_reconcile_time_seconds_count" + c + "}") == 2);
+  CHECK(count("controller_runtime_active_workers" + c + "}") == 0);
 }
 
 TEST_CASE("a missing Secret is an error that says the install creates it", "[rotator]") {
