@@ -4,12 +4,12 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <exception>
 #include <utility>
 
 #include "common/log/log.h"
+#include "common/strings/ascii.h"
 
 namespace trainer::webhook {
 namespace {
@@ -27,10 +27,7 @@ bool IsJson(std::string_view content_type) {
     t.remove_prefix(1);
   }
   constexpr std::string_view kWant = kJson;
-  return t.size() == kWant.size() &&
-         std::equal(t.begin(), t.end(), kWant.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         });
+  return strings::AsciiEqualFold(t, kWant);
 }
 
 // httplib takes header names and values as std::string: made once, not per request.

@@ -1,21 +1,15 @@
 // FrameFlags and LoadConfiguration (see options.h).
 #include "common/service/options.h"
 
-#include <cctype>
+#include "common/strings/ascii.h"
 
 namespace trainer::service {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // controller-runtime's --zap-log-level: debug, info, error, panic or an integer > 0 (a debug
 // level: our verbosity). Returns the verbosity it means.
 StatusOr<int> ZapVerbosity(std::string_view text) {
-  const std::string level = Lower(text);
+  const std::string level = strings::AsciiLower(text);
   if (level == "debug") return 1;
   if (level == "info" || level == "error" || level == "panic") return 0;
   StatusOr<int64_t> n = flags::ParseInt(text, 1, 127);

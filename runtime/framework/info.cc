@@ -2,9 +2,9 @@
 #include "runtime/framework/info.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "common/quantity/quantity.h"
+#include "common/strings/ascii.h"
 #include "runtime/api/labels.h"
 #include "runtime/framework/constants.h"
 
@@ -241,11 +241,7 @@ int64_t NumGPU(const json::Value* list) {
     return 0;
   }
   for (const auto& [name, q] : list->members()) {
-    std::string lower;
-    for (char c : name) {
-      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    if (lower.find("gpu") == std::string::npos) {
+    if (strings::AsciiLower(name).find("gpu") == std::string::npos) {
       continue;
     }
     StatusOr<quantity::Quantity> parsed = quantity::Quantity::FromJson(q);

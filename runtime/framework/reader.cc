@@ -1,8 +1,8 @@
 // NotFoundMessage, Reader::GetTrainingRuntime and the in-memory Reader.
 #include "runtime/framework/reader.h"
 
-#include <cctype>
 
+#include "common/strings/ascii.h"
 #include "runtime/api/codec.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/map_reader.h"
@@ -10,10 +10,7 @@
 namespace trainer::framework {
 
 std::string NotFoundMessage(const GroupVersionKind& gvk, std::string_view name) {
-  std::string plural;
-  for (char c : gvk.kind) {
-    plural += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  std::string plural = strings::AsciiLower(gvk.kind);
   // The apiserver's default plural: "priorityclass" -> "priorityclasses", "policy" ->
   // "policies".
   if (plural.ends_with("s") || plural.ends_with("x") || plural.ends_with("ch")) {

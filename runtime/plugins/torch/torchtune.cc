@@ -3,6 +3,7 @@
 #include <cctype>
 #include <set>
 
+#include "common/strings/ascii.h"
 #include "runtime/framework/constants.h"
 #include "runtime/framework/go_repr.h"
 #include "runtime/plugins/torch/torch.h"
@@ -35,13 +36,6 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-bool EqualFold(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // An arg "key=value" whose key contains `item` and whose value is "true" (any case).
 bool IsBoolArgEnabled(const std::vector<std::string>& args, std::string_view item) {
   for (const std::string& arg : args) {
@@ -50,7 +44,7 @@ bool IsBoolArgEnabled(const std::vector<std::string>& args, std::string_view ite
       continue;
     }
     if (arg.substr(0, eq).find(item) != std::string::npos &&
-        EqualFold(Trim(std::string_view(arg).substr(eq + 1)), "true")) {
+        strings::AsciiEqualFold(Trim(std::string_view(arg).substr(eq + 1)), "true")) {
       return true;
     }
   }
