@@ -106,6 +106,14 @@ Status CheckLeaderElection(const Options& o) {
     return InvalidArgumentError(
         "leaderElection: renewDeadline must be greater than retryPeriod*JitterFactor (1.2)");
   }
+  for (auto [name, d] : {std::pair{"leaseDuration", o.lease_duration},
+                         std::pair{"renewDeadline", o.renew_deadline},
+                         std::pair{"retryPeriod", o.retry_period}}) {
+    if (d.count() < 1) {
+      return InvalidArgumentError("leaderElection: " + std::string(name) +
+                                  " must be greater than zero");
+    }
+  }
   return OkStatus();
 }
 

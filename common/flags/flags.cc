@@ -149,34 +149,53 @@ std::string FormatGoDuration(std::chrono::microseconds d) {
   return std::to_string(d.count()) + "µs";
 }
 
-// ParseGoDuration in milliseconds, not rounded.
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// ParseGoDuration in milliseconds, not rounded. Go's time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?
+// [a-z]+)+ or "0", with its three messages (invalid, missing unit, unknown unit).
 StatusOr<double> ParseGoDurationMs(std::string_view text) {
   const Status invalid = InvalidArgumentError("time: invalid duration " + Quote(text));
   std::string_view s = text;
+  const bool negative = !s.empty() && s.front() == '-';
+  if (!s.empty() && (s.front() == '-' || s.front() == '+')) s.remove_prefix(1);
   if (s == "0") return 0.0;
   if (s.empty()) return invalid;
   double total_ms = 0;
   while (!s.empty()) {
+    if (!IsDigit(s.front()) && s.front() != '.') return invalid;
     size_t i = 0;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-    if (i == 0) return invalid;
-    double n = std::strtod(std::string(s.substr(0, i)).c_str(), nullptr);
+    while (i < s.size() && IsDigit(s[i])) ++i;
+    const bool whole = i > 0;
+    bool fraction = false;
+    if (i < s.size() && s[i] == '.') {
+      const size_t start = ++i;
+      while (i < s.size() && IsDigit(s[i])) ++i;
+      fraction = i > start;
+    }
+    if (!whole && !fraction) return invalid;  // "." alone
+    const double n = std::strtod(std::string(s.substr(0, i)).c_str(), nullptr);
     s.remove_prefix(i);
     size_t j = 0;
-    while (j < s.size() && !std::isdigit(static_cast<unsigned char>(s[j])) && s[j] != '.') ++j;
-    std::string_view unit = s.substr(0, j);
+    while (j < s.size() && !IsDigit(s[j]) && s[j] != '.') ++j;
+    if (j == 0) return InvalidArgumentError("time: missing unit in duration " + Quote(text));
+    const std::string_view unit = s.substr(0, j);
     s.remove_prefix(j);
     static constexpr std::pair<std::string_view, double> kUnits[] = {
-        {"ns", 1e-6}, {"us", 1e-3}, {"µs", 1e-3},  {"ms", 1},
+        {"ns", 1e-6}, {"us", 1e-3}, {"µs", 1e-3}, {"μs", 1e-3}, {"ms", 1},
         {"s", 1000},  {"m", 60000}, {"h", 3600000}};
     double scale = 0;
     for (const auto& [name, ms] : kUnits) {
       if (unit == name) scale = ms;
     }
-    if (scale == 0) return invalid;
+    if (scale == 0) {
+      return InvalidArgumentError("time: unknown unit " + Quote(unit) + " in duration " +
+                                  Quote(text));
+    }
     total_ms += n * scale;
   }
-  return total_ms;
+  // Go's limit: an int64 of nanoseconds (about 2562047 hours).
+  if (total_ms > 9223372036854.775807) return invalid;
+  return negative ? -total_ms : total_ms;
 }
 
 }  // namespace

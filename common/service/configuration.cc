@@ -1,6 +1,8 @@
 // Strict decoding, defaults and validation of upstream's Configuration (see configuration.h).
 #include "common/service/configuration.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -30,13 +32,17 @@ struct Field {
   std::string_view name;
   Kind kind;
   std::vector<Field> children = {};  // for kObject
+  std::string_view go_struct = {};   // for kObject: upstream's Go type, in type errors
 };
 
 const std::vector<Field>& Schema() {
   static const std::vector<Field> schema = {
       {"apiVersion", Kind::kString},
       {"kind", Kind::kString},
-      {"webhook", Kind::kObject, {{"port", Kind::kInt32}, {"host", Kind::kString}}},
+      {"webhook",
+       Kind::kObject,
+       {{"port", Kind::kInt32}, {"host", Kind::kString}},
+       "ControllerWebhook"},
       {"leaderElection",
        Kind::kObject,
        {{"leaderElect", Kind::kBool},
@@ -45,44 +51,51 @@ const std::vector<Field>& Schema() {
         {"retryPeriod", Kind::kDuration},
         {"resourceLock", Kind::kString},
         {"resourceName", Kind::kString},
-        {"resourceNamespace", Kind::kString}}},
+        {"resourceNamespace", Kind::kString}},
+       "LeaderElectionConfiguration"},
       {"metrics",
        Kind::kObject,
        {{"bindAddress", Kind::kString},
         {"secureServing", Kind::kBool},
-        {"auth", Kind::kObject, {{"enabled", Kind::kBool}}}}},  // [HEAD]
+        {"auth", Kind::kObject, {{"enabled", Kind::kBool}}, "ControllerMetricsAuth"}},  // [HEAD]
+       "ControllerMetrics"},
       {"health",
        Kind::kObject,
        {{"healthProbeBindAddress", Kind::kString},
         {"readinessEndpointName", Kind::kString},
-        {"livenessEndpointName", Kind::kString}}},
-      {"controller", Kind::kObject, {{"groupKindConcurrency", Kind::kMapInt32}}},
+        {"livenessEndpointName", Kind::kString}},
+       "ControllerHealth"},
+      {"controller",
+       Kind::kObject,
+       {{"groupKindConcurrency", Kind::kMapInt32}},
+       "ControllerConfigurationSpec"},
       {"certManagement",
        Kind::kObject,
        {{"enable", Kind::kBool},
         {"webhookServiceName", Kind::kString},
-        {"webhookSecretName", Kind::kString}}},
-      {"clientConnection", Kind::kObject, {{"qps", Kind::kFloat}, {"burst", Kind::kInt32}}},
+        {"webhookSecretName", Kind::kString}},
+       "CertManagement"},
+      {"clientConnection",
+       Kind::kObject,
+       {{"qps", Kind::kFloat}, {"burst", Kind::kInt32}},
+       "ClientConnection"},
       {"statusServer",
        Kind::kObject,
-       {{"port", Kind::kInt32}, {"qps", Kind::kFloat}, {"burst", Kind::kInt32}}},
+       {{"port", Kind::kInt32}, {"qps", Kind::kFloat}, {"burst", Kind::kInt32}},
+       "StatusServer"},
       {"featureGates", Kind::kMapBool},
       {"tls",
        Kind::kObject,
        {{"minVersion", Kind::kString},
         {"cipherSuites", Kind::kStringList},
-        {"nextProtos", Kind::kStringList}}},
+        {"nextProtos", Kind::kStringList}},
+       "TLSOptions"},
   };
   return schema;
 }
 
 std::string Path(std::string_view parent, std::string_view name) {
   return parent.empty() ? std::string(name) : std::string(parent) + "." + std::string(name);
-}
-
-Status TypeError(std::string_view path, std::string_view want, const json::Value& v) {
-  return InvalidArgumentError("json: cannot unmarshal " + std::string(json::DescribeType(v)) +
-                              " into field " + std::string(path) + " of type " + std::string(want));
 }
 
 bool IsInt32(const json::Value& v) {
@@ -94,77 +107,170 @@ bool IsInt32(const json::Value& v) {
   return false;
 }
 
-// Checks the value of one field against the schema and lists the paths it sets in `fields`.
+// A number as Go's encoding/json writes it (what upstream's YAML-to-JSON step hands its
+// decoder): integers in decimal, floats shortest, exponent form below 1e-6 and from 1e21.
+std::string GoJsonNumber(const json::Value& v) {
+  if (v.IsInt()) return std::to_string(v.AsInt());
+  const double d = v.AsDouble();
+  const double abs = std::fabs(d);
+  const bool exp = abs != 0 && (abs < 1e-6 || abs >= 1e21);
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d,
+                                 exp ? std::chars_format::scientific : std::chars_format::fixed);
+  std::string out(buf, ec == std::errc() ? end : buf);
+  if (size_t e = out.find("e-0"); exp && e != std::string::npos) out.erase(e + 2, 1);  // e-07
+  return out;
+}
+
+// The members of an object by key: the order upstream's decoder meets them in.
+std::vector<const json::Member*> Sorted(const json::Value& obj) {
+  std::vector<const json::Member*> members;
+  for (const json::Member& m : obj.members()) members.push_back(&m);
+  std::sort(members.begin(), members.end(),
+            [](const json::Member* a, const json::Member* b) { return a->first < b->first; });
+  return members;
+}
+
+// What Go's encoding/json calls the JSON value in an UnmarshalTypeError.
+std::string GoJsonKind(const json::Value& v) {
+  if (v.IsNumber()) return "number";
+  if (v.IsBool()) return "bool";
+  if (v.IsString()) return "string";
+  return v.IsArray() ? "array" : "object";  // null is never a type error
+}
+
+// Checks a parsed Configuration against the schema as upstream's strict decoder does
+// (sigs.k8s.io/json over the YAML turned into JSON, keys sorted): the first type error wins,
+// a bad duration stops it at once, and otherwise every unknown field is named. Lists the paths
+// the file sets in `fields`, in that order.
 class Checker {
  public:
   explicit Checker(std::vector<std::string>* fields) : fields_(fields) {}
 
-  Status Object(const std::vector<Field>& schema, const json::Value& obj, const std::string& path) {
-    for (const json::Member& m : obj.members()) {
+  Status Check(const json::Value& doc) {
+    RETURN_IF_ERROR(Object(Schema(), doc, "", "Configuration"));
+    if (!type_error_.ok()) return type_error_;
+    if (unknown_.empty()) return OkStatus();
+    std::string msg = "strict decoding error: ";
+    for (size_t i = 0; i < unknown_.size(); ++i) {
+      msg += (i > 0 ? ", unknown field \"" : "unknown field \"") + unknown_[i] + "\"";
+    }
+    return InvalidArgumentError(msg);
+  }
+
+ private:
+  Status Object(const std::vector<Field>& schema, const json::Value& obj, const std::string& path,
+                std::string_view go_struct) {
+    for (const json::Member* m : Sorted(obj)) {
       const Field* field = nullptr;
       for (const Field& f : schema) {
-        if (f.name == m.first) field = &f;
+        if (f.name == m->first) field = &f;
       }
       if (field == nullptr) {
-        return InvalidArgumentError("strict decoding error: unknown field \"" +
-                                    Path(path, m.first) + "\"");
+        unknown_.push_back(Path(path, m->first));
+        continue;
       }
-      RETURN_IF_ERROR(Value(*field, m.second, Path(path, m.first)));
+      RETURN_IF_ERROR(Value(*field, m->second, Path(path, m->first), go_struct));
     }
     return OkStatus();
   }
 
- private:
-  Status Value(const Field& f, const json::Value& v, const std::string& path) {
+  // Go's UnmarshalTypeError; only the first is kept, as encoding/json keeps it.
+  void TypeError(std::string_view go_struct, const std::string& path, std::string value,
+                 std::string_view go_type) {
+    if (!type_error_.ok()) return;
+    type_error_ = InvalidArgumentError("json: cannot unmarshal " + value +
+                                       " into Go struct field " + std::string(go_struct) + "." +
+                                       path + " of type " + std::string(go_type));
+  }
+
+  Status Value(const Field& f, const json::Value& v, const std::string& path,
+               std::string_view go_struct) {
     if (v.IsNull()) return OkStatus();
-    if (f.kind == Kind::kObject) {
-      if (!v.IsObject()) return TypeError(path, "object", v);
-      return Object(f.children, v, path);
+    switch (f.kind) {
+      case Kind::kObject:
+        if (!v.IsObject()) {
+          TypeError(go_struct, path, GoJsonKind(v), "v1alpha1." + std::string(f.go_struct));
+          return OkStatus();
+        }
+        return Object(f.children, v, path, f.go_struct);
+      case Kind::kMapInt32:
+      case Kind::kMapBool:
+        Map(f, v, path, go_struct);
+        return OkStatus();
+      case Kind::kDuration:
+        if (!v.IsString()) {
+          TypeError(go_struct, path, GoJsonKind(v), "string");  // metav1.Duration reads a string
+          return OkStatus();
+        }
+        // metav1.Duration's own error: encoding/json stops at it.
+        RETURN_IF_ERROR(flags::ParseGoDuration(v.AsString()).status());
+        break;
+      default:
+        if (!Scalar(f.kind, v, path, go_struct)) return OkStatus();
     }
-    if (f.kind == Kind::kMapInt32 || f.kind == Kind::kMapBool) return Map(f, v, path);
-    RETURN_IF_ERROR(Scalar(f, v, path));
     // An empty string is Go's zero value: as good as unset (the shipped file has host: "").
     if (!(v.IsString() && v.AsString().empty())) fields_->push_back(path);
     return OkStatus();
   }
 
-  Status Map(const Field& f, const json::Value& v, const std::string& path) {
-    if (!v.IsObject()) return TypeError(path, "map", v);
+  // Map values are named by the map's path, as encoding/json names them.
+  void Map(const Field& f, const json::Value& v, const std::string& path,
+           std::string_view go_struct) {
     const bool int32 = f.kind == Kind::kMapInt32;
-    for (const json::Member& m : v.members()) {
-      if (int32 ? !IsInt32(m.second) : !m.second.IsBool()) {
-        return TypeError(Path(path, m.first), int32 ? "int32" : "bool", m.second);
-      }
-      fields_->push_back(path + "[" + m.first + "]");
+    if (!v.IsObject()) {
+      TypeError(go_struct, path, GoJsonKind(v), int32 ? "map[string]int32" : "map[string]bool");
+      return;
     }
-    return OkStatus();
+    for (const json::Member* m : Sorted(v)) {
+      const Kind kind = int32 ? Kind::kInt32 : Kind::kBool;
+      if (!m->second.IsNull() && !Scalar(kind, m->second, path, go_struct)) continue;
+      fields_->push_back(path + "[" + m->first + "]");
+    }
   }
 
-  static Status Scalar(const Field& f, const json::Value& v, const std::string& path) {
-    switch (f.kind) {
+  // False after recording the type error of a value that is not of `kind`.
+  bool Scalar(Kind kind, const json::Value& v, const std::string& path,
+              std::string_view go_struct) {
+    switch (kind) {
       case Kind::kString:
-        return v.IsString() ? OkStatus() : TypeError(path, "string", v);
+        if (v.IsString()) return true;
+        TypeError(go_struct, path, GoJsonKind(v), "string");
+        return false;
       case Kind::kBool:
-        return v.IsBool() ? OkStatus() : TypeError(path, "bool", v);
+        if (v.IsBool()) return true;
+        TypeError(go_struct, path, GoJsonKind(v), "bool");
+        return false;
       case Kind::kInt32:
-        return IsInt32(v) ? OkStatus() : TypeError(path, "int32", v);
+        if (IsInt32(v)) return true;
+        // A number that is no int32 is named with its text, any other value by its kind.
+        TypeError(go_struct, path, v.IsNumber() ? "number " + GoJsonNumber(v) : GoJsonKind(v),
+                  "int32");
+        return false;
       case Kind::kFloat:
-        return v.IsNumber() ? OkStatus() : TypeError(path, "float32", v);
-      case Kind::kDuration:
-        if (!v.IsString()) return TypeError(path, "Duration", v);
-        return flags::ParseGoDuration(v.AsString()).status();
-      case Kind::kStringList:
-        if (!v.IsArray()) return TypeError(path, "[]string", v);
-        for (const json::Value& e : v.elements()) {
-          if (!e.IsString()) return TypeError(path, "string", e);
+        if (v.IsNumber() && std::fabs(v.AsDouble()) <= 3.4028234663852886e38) return true;
+        TypeError(go_struct, path, v.IsNumber() ? "number " + GoJsonNumber(v) : GoJsonKind(v),
+                  "float32");
+        return false;
+      case Kind::kStringList: {
+        if (!v.IsArray()) {
+          TypeError(go_struct, path, GoJsonKind(v), "[]string");
+          return false;
         }
-        return OkStatus();
+        bool ok = true;
+        for (const json::Value& e : v.elements()) {
+          if (!e.IsNull()) ok = Scalar(Kind::kString, e, path, go_struct) && ok;
+        }
+        return ok;
+      }
       default:
-        return OkStatus();
+        return true;
     }
   }
 
   std::vector<std::string>* fields_;
+  Status type_error_;
+  std::vector<std::string> unknown_;
 };
 
 // ---- reading the sections, with upstream's validation ----
@@ -221,7 +327,8 @@ void ReadLeaderElection(const json::Value& le, Configuration& cfg) {
         std::pair{"renewDeadline", &l.renew_deadline}, std::pair{"retryPeriod", &l.retry_period}}) {
     if (const json::Value* v = le.Find(name); v && v->IsString()) {
       StatusOr<std::chrono::milliseconds> d = flags::ParseGoDuration(v->AsString());
-      if (d.ok() && d->count() > 0) *out = *d;
+      // 0 is unset (upstream defaults it); a negative one is refused with client-go's words.
+      if (d.ok() && d->count() != 0) *out = *d;
     }
   }
   cfg.leader_election = l;
@@ -341,8 +448,7 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
   const json::Value& doc = *parsed;
   Configuration cfg;
   RETURN_IF_ERROR(CheckHeader(doc).WithContext("failed to decode config file"));
-  RETURN_IF_ERROR(
-      Checker(&cfg.fields).Object(Schema(), doc, "").WithContext("failed to decode config file"));
+  RETURN_IF_ERROR(Checker(&cfg.fields).Check(doc).WithContext("failed to decode config file"));
   if (std::vector<std::string> errs = Validate(doc); !errs.empty()) {
     return InvalidArgumentError("invalid configuration: " + Aggregate(errs));
   }

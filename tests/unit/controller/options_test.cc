@@ -87,6 +87,17 @@ TEST_CASE("leader election timings client-go would refuse are refused", "[option
   REQUIRE_FALSE(o.ok());
   CHECK(o.status().message() ==
         "leaderElection: renewDeadline must be greater than retryPeriod*JitterFactor (1.2)");
+  // Negative durations parse, as Go's do, and are refused; 0 means unset (the default).
+  o = with("  retryPeriod: -1s\n");
+  REQUIRE_FALSE(o.ok());
+  CHECK(o.status().message() == "leaderElection: retryPeriod must be greater than zero");
+  o = with("  leaseDuration: -15s\n");
+  REQUIRE_FALSE(o.ok());
+  CHECK(o.status().message() ==
+        "leaderElection: leaseDuration must be greater than renewDeadline");
+  o = with("  leaseDuration: 0s\n");
+  REQUIRE(o.ok());
+  CHECK(o->lease_duration == std::chrono::seconds(15));
   o = with("  leaseDuration: 30s\n  renewDeadline: 20s\n  retryPeriod: 5s\n");
   REQUIRE(o.ok());
   CHECK(o->lease_duration == std::chrono::seconds(30));
@@ -100,12 +111,17 @@ TEST_CASE("leader election timings client-go would refuse are refused", "[option
 TEST_CASE("the file's fields the controller does not use are listed once", "[options]") {
   StatusOr<Options> o = ParseOptions({"--config", kUpstreamConfig});
   REQUIRE(o.ok());
-  CHECK(o->frame.ignored_config_fields ==
+  CHECK(o->frame.ignored_config_fields ==  // in the order upstream's decoder meets them
         std::vector<std::string>{
-            "health.readinessEndpointName", "health.livenessEndpointName", "webhook.port",
-            "controller.groupKindConcurrency[TrainingRuntime.trainer.kubeflow.org]",
+            "certManagement.enable",
             "controller.groupKindConcurrency[ClusterTrainingRuntime.trainer.kubeflow.org]",
-            "certManagement.enable", "statusServer.qps", "statusServer.burst"});
+            "controller.groupKindConcurrency[TrainingRuntime.trainer.kubeflow.org]",
+            "health.livenessEndpointName",
+            "health.readinessEndpointName",
+            "statusServer.burst",
+            "statusServer.qps",
+            "webhook.port"
+        });
   // What the TrainJobStatus plugin reads, as the file sets it: upstream's Service name.
   CHECK(o->webhook_service_name == "kubeflow-trainer-controller-manager");
   CHECK(o->webhook_secret_name == "kubeflow-trainer-webhook-cert");

@@ -96,7 +96,7 @@ TEST_CASE("errors name the flag") {
       {{"--port"}, "flag \"--port\" needs a value"},
       {{"stray"}, "unexpected argument \"stray\""},
       {{"--busy-poll=1s"}, "flag \"--busy-poll\": 1s is out of range [0s, 10ms]"},
-      {{"--busy-poll=50"}, "flag \"--busy-poll\": time: invalid duration \"50\""},
+      {{"--busy-poll=50"}, "flag \"--busy-poll\": time: missing unit in duration \"50\""},
   };
   for (const Case& c : cases) {
     auto o = ParseOptions(c.args);
@@ -115,16 +115,21 @@ TEST_CASE("--config: the webhook's fields apply, flags win, the rest is listed a
   CHECK(o->frame.metrics_bind_address == ":8443");  // the file's
   CHECK(o->frame.metrics_secure_serving);
   CHECK(o->frame.health_probe_bind_address == ":8081");
-  CHECK(o->frame.ignored_config_fields ==
+  CHECK(o->frame.ignored_config_fields ==  // in the order upstream's decoder meets them
         std::vector<std::string>{
-            "health.readinessEndpointName", "health.livenessEndpointName",
-            "leaderElection.leaderElect", "leaderElection.resourceName",
-            "leaderElection.leaseDuration", "leaderElection.renewDeadline",
-            "leaderElection.retryPeriod",
+            "clientConnection.burst",
+            "clientConnection.qps",
+            "controller.groupKindConcurrency[ClusterTrainingRuntime.trainer.kubeflow.org]",
             "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]",
             "controller.groupKindConcurrency[TrainingRuntime.trainer.kubeflow.org]",
-            "controller.groupKindConcurrency[ClusterTrainingRuntime.trainer.kubeflow.org]",
-            "clientConnection.qps", "clientConnection.burst"});
+            "health.livenessEndpointName",
+            "health.readinessEndpointName",
+            "leaderElection.leaderElect",
+            "leaderElection.leaseDuration",
+            "leaderElection.renewDeadline",
+            "leaderElection.resourceName",
+            "leaderElection.retryPeriod"
+        });
   CHECK(o->status_server_port == 10443);
   CHECK(o->status_server_qps == 5);  // the file's, as upstream's status server client
   CHECK(o->status_server_burst == 10);
@@ -190,7 +195,7 @@ TEST_CASE("the status server: feature gate, port, write interval, pod binding") 
   CHECK(ParseOptions({"--feature-gates=Nope=true"}).status().message() ==
         "flag \"--feature-gates\": unrecognized feature gate: Nope");
   CHECK(ParseOptions({"--status-write-interval=-1s"}).status().message() ==
-        "flag \"--status-write-interval\": time: invalid duration \"-1s\"");
+        "flag \"--status-write-interval\": -1s is shorter than 0s");
   CHECK_FALSE(ParseOptions({"--status-write-interval=5"}).ok());
 }
 

@@ -162,7 +162,21 @@ TEST_CASE("Go durations") {
   CHECK(*ParseGoDuration("0") == std::chrono::milliseconds(0));
   CHECK_FALSE(ParseGoDuration("10").ok());
   CHECK_FALSE(ParseGoDuration("").ok());
-  CHECK(ParseGoDuration("15x").status().message() == "time: invalid duration \"15x\"");
+  // Go's time.ParseDuration, message for message.
+  CHECK(ParseGoDuration("15x").status().message() == "time: unknown unit \"x\" in duration \"15x\"");
+  CHECK(ParseGoDuration("10").status().message() == "time: missing unit in duration \"10\"");
+  CHECK(ParseGoDuration("1.2.3s").status().message() == "time: missing unit in duration \"1.2.3s\"");
+  CHECK(ParseGoDuration("").status().message() == "time: invalid duration \"\"");
+  CHECK(ParseGoDuration("abc").status().message() == "time: invalid duration \"abc\"");
+  CHECK(ParseGoDuration(".s").status().message() == "time: invalid duration \".s\"");
+  CHECK(ParseGoDuration("-").status().message() == "time: invalid duration \"-\"");
+  CHECK(*ParseGoDuration("-1.5s") == std::chrono::milliseconds(-1500));
+  CHECK(*ParseGoDuration("+2m") == std::chrono::minutes(2));
+  CHECK(*ParseGoDuration(".5s") == std::chrono::milliseconds(500));
+  CHECK(*ParseGoDuration("1.s") == std::chrono::seconds(1));
+  CHECK(*ParseGoDuration("-0") == std::chrono::milliseconds(0));
+  CHECK(ParseGoDuration("3000000h").status().message() ==
+        "time: invalid duration \"3000000h\"");  // beyond an int64 of nanoseconds
 }
 
 TEST_CASE("Duration flags: Go syntax, a lower bound, Go's form in --help") {
@@ -174,7 +188,9 @@ TEST_CASE("Duration flags: Go syntax, a lower bound, Go's form in --help") {
   REQUIRE(fs.Parse({"--wait=2m500ms"}).ok());
   CHECK(d == std::chrono::milliseconds(120500));
   CHECK(fs.Parse({"--wait=500ms"}).message() == "flag \"--wait\": 500ms is shorter than 1s");
-  CHECK(fs.Parse({"--wait=5"}).message() == "flag \"--wait\": time: invalid duration \"5\"");
+  CHECK(fs.Parse({"--wait=5"}).message() ==
+        "flag \"--wait\": time: missing unit in duration \"5\"");
+  CHECK(fs.Parse({"--wait=-2s"}).message() == "flag \"--wait\": -2s is shorter than 1s");
   std::chrono::milliseconds h{3723500};
   FlagSet hs("prog", "", {{"h", "", Duration(&h)}});
   CHECK(hs.Usage().find("(default 1h2m3.5s)") != std::string::npos);
@@ -187,7 +203,8 @@ TEST_CASE("microsecond Duration flags: kept to the microsecond, bounded both way
   CHECK(*ParseGoDurationMicros("1.5ms") == microseconds(1500));
   CHECK(*ParseGoDurationMicros("0") == microseconds(0));
   CHECK(*ParseGoDuration("50us") == std::chrono::milliseconds(0));  // why the µs variant exists
-  CHECK(ParseGoDurationMicros("50").status().message() == "time: invalid duration \"50\"");
+  CHECK(ParseGoDurationMicros("50").status().message() ==
+        "time: missing unit in duration \"50\"");
   microseconds d{25};
   FlagSet fs("prog", "",
              {{"spin", "How long.", Duration(&d, microseconds(0), microseconds(10000))}});

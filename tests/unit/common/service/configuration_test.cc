@@ -70,9 +70,49 @@ TEST_CASE("strict decoding", "[configuration]") {
       {"unknown nested field", Header() + "metrics:\n  bindAdress: :1\n",
        "failed to decode config file: strict decoding error: unknown field "
        "\"metrics.bindAdress\""},
+      // Every unknown field, in the order upstream's decoder meets them (keys sorted).
+      {"unknown fields", Header() + "zeta: 1\nwebhook:\n  portt: 3\nfoo: 1\nmetrics:\n  b: 1\n",
+       "failed to decode config file: strict decoding error: unknown field \"foo\", unknown "
+       "field \"metrics.b\", unknown field \"webhook.portt\", unknown field \"zeta\""},
+      // A type error wins over unknown fields; of two type errors, the first met.
+      {"type error and unknown field", Header() + "foo: 1\nwebhook:\n  port: x\nhealth: 3\n",
+       "failed to decode config file: json: cannot unmarshal number into Go struct field "
+       "Configuration.health of type v1alpha1.ControllerHealth"},
       {"wrong type", Header() + "webhook:\n  port: \"9443\"\n",
-       "failed to decode config file: json: cannot unmarshal string into field webhook.port of "
-       "type int32"},
+       "failed to decode config file: json: cannot unmarshal string into Go struct field "
+       "ControllerWebhook.webhook.port of type int32"},
+      {"not an int32", Header() + "webhook:\n  port: 99999999999\n",
+       "failed to decode config file: json: cannot unmarshal number 99999999999 into Go struct "
+       "field ControllerWebhook.webhook.port of type int32"},
+      {"a fraction", Header() + "clientConnection:\n  burst: 1.5\n",
+       "failed to decode config file: json: cannot unmarshal number 1.5 into Go struct field "
+       "ClientConnection.clientConnection.burst of type int32"},
+      {"beyond float32", Header() + "clientConnection:\n  qps: 1e40\n",
+       "failed to decode config file: json: cannot unmarshal number 1e+40 into Go struct field "
+       "ClientConnection.clientConnection.qps of type float32"},
+      {"bool for an int", Header() + "statusServer:\n  port: true\n",
+       "failed to decode config file: json: cannot unmarshal bool into Go struct field "
+       "StatusServer.statusServer.port of type int32"},
+      {"not an object", Header() + "leaderElection: 3\n",
+       "failed to decode config file: json: cannot unmarshal number into Go struct field "
+       "Configuration.leaderElection of type v1alpha1.LeaderElectionConfiguration"},
+      {"a map value", Header() + "featureGates:\n  A: \"x\"\n",
+       "failed to decode config file: json: cannot unmarshal string into Go struct field "
+       "Configuration.featureGates of type bool"},
+      {"not a map", Header() + "controller:\n  groupKindConcurrency: 3\n",
+       "failed to decode config file: json: cannot unmarshal number into Go struct field "
+       "ControllerConfigurationSpec.controller.groupKindConcurrency of type map[string]int32"},
+      {"a list item", Header() + "tls:\n  cipherSuites: [1]\n",
+       "failed to decode config file: json: cannot unmarshal number into Go struct field "
+       "TLSOptions.tls.cipherSuites of type string"},
+      {"not a list", Header() + "tls:\n  cipherSuites: x\n",
+       "failed to decode config file: json: cannot unmarshal string into Go struct field "
+       "TLSOptions.tls.cipherSuites of type []string"},
+      {"a duration not a string", Header() + "leaderElection:\n  leaseDuration: 5\n",
+       "failed to decode config file: json: cannot unmarshal number into Go struct field "
+       "LeaderElectionConfiguration.leaderElection.leaseDuration of type string"},
+      {"a duration without a unit", Header() + "leaderElection:\n  leaseDuration: \"15\"\n",
+       "failed to decode config file: time: missing unit in duration \"15\""},
       {"wrong kind", "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Foo\n",
        "failed to decode config file: no kind \"Foo\" is registered for version "
        "\"config.trainer.kubeflow.org/v1alpha1\""},
@@ -83,7 +123,7 @@ TEST_CASE("strict decoding", "[configuration]") {
        "failed to decode config file: couldn't get version/kind: expected a Configuration "
        "object, got array"},
       {"bad duration", Header() + "leaderElection:\n  leaseDuration: 15x\n",
-       "failed to decode config file: time: invalid duration \"15x\""},
+       "failed to decode config file: time: unknown unit \"x\" in duration \"15x\""},
   };
   for (const Case& c : cases) {
     SECTION(c.name) {
@@ -132,8 +172,8 @@ TEST_CASE("the fields a file sets, and those a service does not use", "[configur
   CHECK_FALSE(cfg->Has("leaderElection.resourceNamespace"));
   CHECK(IgnoredFields(*cfg, {"leaderElection", "metrics", "health", "controller",
                              "clientConnection", "webhook.port", "statusServer"}) ==
-        std::vector<std::string>{"certManagement.enable", "certManagement.webhookServiceName",
-                                 "certManagement.webhookSecretName"});
+        std::vector<std::string>{"certManagement.enable", "certManagement.webhookSecretName",
+                                 "certManagement.webhookServiceName"});
   // A prefix covers whole path segments only.
   StatusOr<Configuration> gates =
       ParseConfiguration(Header() + "featureGates:\n  TrainJobStatus: true\n");
