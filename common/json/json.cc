@@ -921,6 +921,21 @@ void WriteWith(const Value& v, bool sort_keys, std::string& into) {
 
 }  // namespace
 
+std::string GoJsonFloat(double d) {
+  char buf[400];
+  double a = std::fabs(d);
+  std::to_chars_result r;
+  if (a == 0 || (a >= 1e-6 && a < 1e21)) {
+    r = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::fixed);
+    return std::string(buf, r.ptr);
+  }
+  r = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
+  std::string s(buf, r.ptr);
+  size_t n = s.size();
+  if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') s.erase(n - 2, 1);
+  return s;
+}
+
 // The writers emit valid UTF-8 only (see WriteString).
 std::string Write(const Value& v) {
   std::string out;

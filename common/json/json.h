@@ -164,6 +164,10 @@ std::string Write(const Value& v);
 // building a Value first.
 void AppendWrite(std::string& out, const Value& v);
 void AppendString(std::string& out, std::string_view s);
+// The text Go's encoding/json writes for a float64: shortest round-trip digits, plain notation
+// for 1e-6 <= |d| < 1e21, else exponent notation without a leading zero in the exponent
+// (1e+21, 1e-7). What upstream's decoders see of a YAML float, so our messages quote it alike.
+std::string GoJsonFloat(double d);
 // Compact JSON with object keys sorted bytewise at every level: the canonical form used for
 // golden files, hashing and change detection.
 std::string WriteCanonical(const Value& v);

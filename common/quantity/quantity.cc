@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -169,23 +168,6 @@ bool KeepsText(std::string_view num, std::string_view denom, int64_t exponent,
   return scale % 3 == 0 && !shifted.ends_with("000") && shifted[0] != '0';
 }
 
-// The text Go's encoding/json writes for a float64: shortest round-trip digits, plain notation
-// for 1e-6 <= |d| < 1e21, else exponent notation without a leading zero in the exponent.
-std::string GoJsonFloat(double d) {
-  char buf[400];
-  double a = std::fabs(d);
-  std::to_chars_result r;
-  if (a == 0 || (a >= 1e-6 && a < 1e21)) {
-    r = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::fixed);
-    return std::string(buf, r.ptr);
-  }
-  r = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
-  std::string s(buf, r.ptr);
-  size_t n = s.size();
-  if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') s.erase(n - 2, 1);
-  return s;
-}
-
 std::string_view TrimSpace(std::string_view s) {
   constexpr std::string_view kSpace = " \t\n\v\f\r";
   size_t b = s.find_first_not_of(kSpace);
@@ -327,7 +309,7 @@ StatusOr<Quantity> Quantity::FromJson(const json::Value& v) {
       return Parse(std::to_string(v.AsInt()));
     case json::Type::kDouble:
       if (!std::isfinite(v.AsDouble())) return InvalidArgumentError(kErrFormatWrong);
-      return Parse(GoJsonFloat(v.AsDouble()));
+      return Parse(json::GoJsonFloat(v.AsDouble()));
     case json::Type::kNull:
       return Quantity();  // UnmarshalJSON("null") is zero
     default:

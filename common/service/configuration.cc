@@ -2,7 +2,6 @@
 #include "common/service/configuration.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -108,18 +107,9 @@ bool IsInt32(const json::Value& v) {
 }
 
 // A number as Go's encoding/json writes it (what upstream's YAML-to-JSON step hands its
-// decoder): integers in decimal, floats shortest, exponent form below 1e-6 and from 1e21.
+// decoder).
 std::string GoJsonNumber(const json::Value& v) {
-  if (v.IsInt()) return std::to_string(v.AsInt());
-  const double d = v.AsDouble();
-  const double abs = std::fabs(d);
-  const bool exp = abs != 0 && (abs < 1e-6 || abs >= 1e21);
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d,
-                                 exp ? std::chars_format::scientific : std::chars_format::fixed);
-  std::string out(buf, ec == std::errc() ? end : buf);
-  if (size_t e = out.find("e-0"); exp && e != std::string::npos) out.erase(e + 2, 1);  // e-07
-  return out;
+  return v.IsInt() ? std::to_string(v.AsInt()) : json::GoJsonFloat(v.AsDouble());
 }
 
 // The members of an object by key: the order upstream's decoder meets them in.
@@ -137,6 +127,12 @@ std::string GoJsonKind(const json::Value& v) {
   if (v.IsBool()) return "bool";
   if (v.IsString()) return "string";
   return v.IsArray() ? "array" : "object";  // null is never a type error
+}
+
+// The value of a numeric field's type error: a number that does not fit is named with its text
+// ("number 1.5"), any other value by its kind.
+std::string NotANumberOf(const json::Value& v) {
+  return v.IsNumber() ? "number " + GoJsonNumber(v) : GoJsonKind(v);
 }
 
 // Checks a parsed Configuration against the schema as upstream's strict decoder does
@@ -243,14 +239,11 @@ class Checker {
         return false;
       case Kind::kInt32:
         if (IsInt32(v)) return true;
-        // A number that is no int32 is named with its text, any other value by its kind.
-        TypeError(go_struct, path, v.IsNumber() ? "number " + GoJsonNumber(v) : GoJsonKind(v),
-                  "int32");
+        TypeError(go_struct, path, NotANumberOf(v), "int32");
         return false;
       case Kind::kFloat:
         if (v.IsNumber() && std::fabs(v.AsDouble()) <= 3.4028234663852886e38) return true;
-        TypeError(go_struct, path, v.IsNumber() ? "number " + GoJsonNumber(v) : GoJsonKind(v),
-                  "float32");
+        TypeError(go_struct, path, NotANumberOf(v), "float32");
         return false;
       case Kind::kStringList: {
         if (!v.IsArray()) {
