@@ -456,7 +456,9 @@ TEST_CASE("DestroyAfterResponse destroys after the response is written, before t
     CHECK(r.substr(r.size() - 3) == "x:" + std::to_string(n));
     answered = true;
     ++n;
-    CHECK(WaitFor([&] { return destroyed.load() == n; }));
+    // The kept values are cleared type by type after the answer is written: the probes, then
+    // the shared_ptrs. The answer can reach us before either, so wait for both.
+    CHECK(WaitFor([&] { return destroyed.load() == n && others.load() == n; }));
     CHECK(after.load() == n);
     CHECK(others.load() == n);
   }
