@@ -117,20 +117,9 @@ Status CheckLeaderElection(const Options& o) {
   return OkStatus();
 }
 
-}  // namespace
-
-std::string Usage() {
-  Options o;
-  std::string gates;
-  return Flags(o, &gates).Usage();
-}
-
-StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
-  Options o;
-  std::string gates;
-  flags::FlagSet fs = Flags(o, &gates);
-  RETURN_IF_ERROR(fs.Parse(args));
-  o.help = fs.help();
+// What follows the parse: the Configuration file under the flags given, then the checks of the
+// values together.
+Status Settle(const flags::FlagSet& fs, const std::string& gates, Options& o) {
   ASSIGN_OR_RETURN(
       std::optional<service::Configuration> cfg,
       service::LoadConfiguration(fs,
@@ -149,6 +138,24 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
         "controller.groupKindConcurrency[" + std::string(kTrainJobGroupKind) +
         "]: " + std::to_string(o.trainjob_workers) + " is out of range [1, 1000]");
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string Usage() {
+  Options o;
+  std::string gates;
+  return Flags(o, &gates).Usage();
+}
+
+StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
+  Options o;
+  std::string gates;
+  flags::FlagSet fs = Flags(o, &gates);
+  RETURN_IF_ERROR(fs.Parse(args));
+  o.help = fs.help();
+  RETURN_IF_ERROR(flags::AfterFlags(Settle(fs, gates, o)));
   return o;
 }
 

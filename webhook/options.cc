@@ -76,6 +76,38 @@ flags::FlagSet Flags(Options& o, std::string* gates) {
                         service::ServiceFlags(o.frame, std::move(own)));
 }
 
+// What follows the parse: the Configuration file under the flags given.
+Status Settle(const flags::FlagSet& fs, const std::string& gates, Options& o) {
+  ASSIGN_OR_RETURN(
+      std::optional<service::Configuration> cfg,
+      service::LoadConfiguration(
+          fs, {"webhook.port", "webhook.host", "certManagement", "featureGates", "statusServer"},
+          o.frame));
+  ASSIGN_OR_RETURN(
+      o.feature_gates,
+      features::FromConfigAndFlag(cfg ? cfg->feature_gates : std::map<std::string, bool>{}, gates));
+  if (!cfg) {
+    return OkStatus();
+  }
+  if (cfg->Has("webhook.port") && !fs.Given("port")) {
+    o.port = cfg->webhook_port;
+  }
+  o.host = cfg->webhook_host;
+  if (cfg->Has("certManagement.enable") && !fs.Given("cert-management")) {
+    o.cert_management = cfg->cert_management_enable;
+  }
+  if (cfg->Has("certManagement.webhookServiceName") && !fs.Given("webhook-service-name")) {
+    o.webhook_service_name = cfg->webhook_service_name;
+  }
+  if (cfg->Has("certManagement.webhookSecretName") && !fs.Given("webhook-secret-name")) {
+    o.webhook_secret_name = cfg->webhook_secret_name;
+  }
+  if (!fs.Given("status-server-port")) o.status_server_port = cfg->status_server_port;
+  o.status_server_qps = cfg->status_server_qps.value_or(5);
+  o.status_server_burst = cfg->status_server_burst.value_or(10);
+  return OkStatus();
+}
+
 }  // namespace
 
 std::string Options::Address() const {
@@ -103,33 +135,7 @@ StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
   flags::FlagSet fs = Flags(o, &gates);
   RETURN_IF_ERROR(fs.Parse(args));
   o.help = fs.help();
-  ASSIGN_OR_RETURN(
-      std::optional<service::Configuration> cfg,
-      service::LoadConfiguration(
-          fs, {"webhook.port", "webhook.host", "certManagement", "featureGates", "statusServer"},
-          o.frame));
-  ASSIGN_OR_RETURN(
-      o.feature_gates,
-      features::FromConfigAndFlag(cfg ? cfg->feature_gates : std::map<std::string, bool>{}, gates));
-  if (!cfg) {
-    return o;
-  }
-  if (cfg->Has("webhook.port") && !fs.Given("port")) {
-    o.port = cfg->webhook_port;
-  }
-  o.host = cfg->webhook_host;
-  if (cfg->Has("certManagement.enable") && !fs.Given("cert-management")) {
-    o.cert_management = cfg->cert_management_enable;
-  }
-  if (cfg->Has("certManagement.webhookServiceName") && !fs.Given("webhook-service-name")) {
-    o.webhook_service_name = cfg->webhook_service_name;
-  }
-  if (cfg->Has("certManagement.webhookSecretName") && !fs.Given("webhook-secret-name")) {
-    o.webhook_secret_name = cfg->webhook_secret_name;
-  }
-  if (!fs.Given("status-server-port")) o.status_server_port = cfg->status_server_port;
-  o.status_server_qps = cfg->status_server_qps.value_or(5);
-  o.status_server_burst = cfg->status_server_burst.value_or(10);
+  RETURN_IF_ERROR(flags::AfterFlags(Settle(fs, gates, o)));
   return o;
 }
 

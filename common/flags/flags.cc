@@ -333,11 +333,17 @@ std::string FlagSet::Usage() const {
   return out;
 }
 
+// The mark is the status code: nothing else in a flag parse fails with kFailedPrecondition.
+Status AfterFlags(Status s) {
+  if (s.ok()) return s;
+  return Status(StatusCode::kFailedPrecondition, s.message());
+}
+
 std::optional<int> ExitEarly(std::string_view program, const Status& parsed, bool help,
                              const std::string& usage, std::ostream& out, std::ostream& err) {
   if (!parsed.ok()) {
     err << program << ": " << parsed.message() << "\n";
-    return 2;
+    return parsed.code() == StatusCode::kFailedPrecondition ? kExitBadSettings : kExitBadFlags;
   }
   if (help) {
     out << usage;

@@ -117,8 +117,16 @@ class FlagSet {
   bool help_ = false;
 };
 
+// Exit codes as upstream's Go mains give them: 2 when the flag package refuses the command line,
+// 1 for an error found once the flags are parsed (the configuration file, feature gates, a value
+// checked against others). AfterFlags marks an error as such a later one.
+inline constexpr int kExitBadFlags = 2;
+inline constexpr int kExitBadSettings = 1;
+Status AfterFlags(Status s);
+
 // What a main does with a parse result: nullopt to go on; otherwise the exit code, having
-// printed the usage to `out` (--help: 0) or "<program>: <error>" to `err` (2).
+// printed the usage to `out` (--help: 0) or "<program>: <error>" to `err` (kExitBadFlags, or
+// kExitBadSettings for an error marked by AfterFlags).
 std::optional<int> ExitEarly(std::string_view program, const Status& parsed, bool help,
                              const std::string& usage, std::ostream& out, std::ostream& err);
 

@@ -137,19 +137,31 @@ std::string NotANumberOf(const json::Value& v) {
 
 // Checks a parsed Configuration against the schema as upstream's strict decoder does
 // (sigs.k8s.io/json over the YAML turned into JSON, keys sorted): the first type error wins,
-// a bad duration stops it at once, and otherwise every unknown field is named. Lists the paths
-// the file sets in `fields`, in that order.
+// a bad duration stops it at once, and otherwise the keys the YAML set twice (`duplicates`, as
+// the YAML decoder reported them) and every unknown field are named. Lists the paths the file
+// sets in `fields`, in that order.
 class Checker {
  public:
   explicit Checker(std::vector<std::string>* fields) : fields_(fields) {}
 
-  Status Check(const json::Value& doc) {
+  Status Check(const json::Value& doc, const std::vector<yaml::DuplicateKey>& duplicates) {
     RETURN_IF_ERROR(Object(Schema(), doc, "", "Configuration"));
     if (!type_error_.ok()) return type_error_;
-    if (unknown_.empty()) return OkStatus();
+    std::vector<std::string> strict;
+    if (!duplicates.empty()) {
+      std::string yaml_errors = "yaml: unmarshal errors:";
+      for (const yaml::DuplicateKey& d : duplicates) {
+        yaml_errors += "\n  line " + std::to_string(d.line) + ": key " + d.key + " already set in map";
+      }
+      strict.push_back(std::move(yaml_errors));
+    }
+    for (const std::string& field : unknown_) {
+      strict.push_back("unknown field \"" + field + "\"");
+    }
+    if (strict.empty()) return OkStatus();
     std::string msg = "strict decoding error: ";
-    for (size_t i = 0; i < unknown_.size(); ++i) {
-      msg += (i > 0 ? ", unknown field \"" : "unknown field \"") + unknown_[i] + "\"";
+    for (size_t i = 0; i < strict.size(); ++i) {
+      msg += (i > 0 ? ", " : "") + strict[i];
     }
     return InvalidArgumentError(msg);
   }
@@ -433,7 +445,8 @@ bool Configuration::Has(std::string_view path) const {
 }
 
 StatusOr<Configuration> ParseConfiguration(std::string_view text) {
-  StatusOr<json::Value> parsed = yaml::ParseYaml(text);
+  std::vector<yaml::DuplicateKey> duplicates;
+  StatusOr<json::Value> parsed = yaml::ParseYamlKeepingLast(text, &duplicates);
   if (!parsed.ok()) {
     return parsed.status().WithContext("failed to decode config file");
   }
@@ -441,7 +454,7 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
   const json::Value& doc = *parsed;
   Configuration cfg;
   RETURN_IF_ERROR(CheckHeader(doc).WithContext("failed to decode config file"));
-  RETURN_IF_ERROR(Checker(&cfg.fields).Check(doc).WithContext("failed to decode config file"));
+  RETURN_IF_ERROR(Checker(&cfg.fields).Check(doc, duplicates).WithContext("failed to decode config file"));
   if (std::vector<std::string> errs = Validate(doc); !errs.empty()) {
     return InvalidArgumentError("invalid configuration: " + Aggregate(errs));
   }

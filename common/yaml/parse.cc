@@ -131,7 +131,9 @@ bool AllAscii(std::string_view s) {
 
 class Builder : public YAML::EventHandler {
  public:
-  explicit Builder(std::string_view text) : text_(text) {}
+  // A key set twice is an error, or with `duplicates` recorded there and the later value kept.
+  Builder(std::string_view text, std::vector<DuplicateKey>* duplicates)
+      : text_(text), duplicates_(duplicates) {}
   std::vector<Value>& docs() { return docs_; }
 
   void OnDocumentStart(const YAML::Mark& mark) override {
@@ -235,6 +237,7 @@ class Builder : public YAML::EventHandler {
     bool has_key = false;
     bool key_is_merge = false;
     std::string key;
+    bool key_is_string = false;
     YAML::Mark key_mark;
     std::unordered_set<std::string> explicit_keys;
     std::unordered_set<std::string> merged_keys;
@@ -298,6 +301,7 @@ class Builder : public YAML::EventHandler {
     f.has_key = true;
     f.key_is_merge = false;
     f.key = KeyText(key);
+    f.key_is_string = key.IsString();
     f.key_mark = mark;
   }
 
@@ -354,7 +358,13 @@ class Builder : public YAML::EventHandler {
       return;
     }
     if (top.explicit_keys.count(top.key) > 0) {
-      throw BuildError{top.key_mark, "key " + json::Write(Value(top.key)) + " already set in map"};
+      std::string shown = top.key_is_string ? json::Write(Value(top.key)) : top.key;
+      if (duplicates_ == nullptr) {
+        throw BuildError{top.key_mark, "key " + shown + " already set in map"};
+      }
+      duplicates_->push_back(DuplicateKey{mark.line + 1, std::move(shown)});
+      top.value.Set(top.key, std::move(v));
+      return;
     }
     top.explicit_keys.insert(top.key);
     if (top.merged_keys.erase(top.key) > 0) {
@@ -389,6 +399,7 @@ class Builder : public YAML::EventHandler {
   }
 
   std::string_view text_;
+  std::vector<DuplicateKey>* duplicates_;
   std::vector<Value> docs_;
   std::vector<Frame> stack_;
   std::unordered_map<YAML::anchor_t, Anchored> anchors_;
@@ -398,12 +409,11 @@ class Builder : public YAML::EventHandler {
   Value root_;
 };
 
-}  // namespace
-
-StatusOr<std::vector<json::Value>> ParseYamlDocuments(std::string_view text) {
+StatusOr<std::vector<Value>> ParseDocuments(std::string_view text,
+                                            std::vector<DuplicateKey>* duplicates) {
   RETURN_IF_ERROR(CheckInputCharacters(text));
   std::istringstream in{std::string(text)};
-  Builder builder(text);
+  Builder builder(text, duplicates);
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(builder)) {
@@ -428,14 +438,27 @@ StatusOr<std::vector<json::Value>> ParseYamlDocuments(std::string_view text) {
   return docs;
 }
 
-StatusOr<json::Value> ParseYaml(std::string_view text) {
-  ASSIGN_OR_RETURN(std::vector<Value> docs, ParseYamlDocuments(text));
+StatusOr<Value> ParseOne(std::string_view text, std::vector<DuplicateKey>* duplicates) {
+  ASSIGN_OR_RETURN(std::vector<Value> docs, ParseDocuments(text, duplicates));
   if (docs.empty()) return Value();
   if (docs.size() > 1) {
     return InvalidArgumentError("yaml: expected a single document, found " +
                                 std::to_string(docs.size()));
   }
   return std::move(docs[0]);
+}
+
+}  // namespace
+
+StatusOr<std::vector<json::Value>> ParseYamlDocuments(std::string_view text) {
+  return ParseDocuments(text, nullptr);
+}
+
+StatusOr<json::Value> ParseYaml(std::string_view text) { return ParseOne(text, nullptr); }
+
+StatusOr<json::Value> ParseYamlKeepingLast(std::string_view text,
+                                           std::vector<DuplicateKey>* duplicates) {
+  return ParseOne(text, duplicates);
 }
 
 }  // namespace trainer::yaml

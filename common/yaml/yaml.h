@@ -33,6 +33,21 @@ namespace trainer::yaml {
 // or a null document) yields a null value; more than one non-empty document is an error.
 StatusOr<json::Value> ParseYaml(std::string_view text);
 
+// A key set again in one mapping, as go-yaml v2's strict decoding reports it: the line (from 1)
+// where the later value starts, and the key as Go's %#v prints it ("\"port\"", or 1 for a
+// number key).
+struct DuplicateKey {
+  int line = 0;
+  std::string key;
+};
+
+// ParseYaml as go-yaml v2's non-strict decoding reads a key set twice: the later value wins and
+// the key is appended to `duplicates` (in the order strict decoding reports them: a value's own
+// duplicates before its key's) instead of failing. For upstream's strict decoders, which check
+// types on the non-strict result before they report duplicates.
+StatusOr<json::Value> ParseYamlKeepingLast(std::string_view text,
+                                           std::vector<DuplicateKey>* duplicates);
+
 // Parses a multi-document stream ("---" separated). Documents that are empty or null are
 // skipped, as kubectl does.
 StatusOr<std::vector<json::Value>> ParseYamlDocuments(std::string_view text);

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "common/flags/flags.h"
 #include "runtime/features/features.h"
 
 namespace trainer::controller {
@@ -65,6 +67,17 @@ TEST_CASE("errors: one wording for every binary", "[options]") {
         "flag \"--leader-elect\": expected true or false, got \"maybe\"");
   CHECK(ParseOptions({"--config=/nonexistent.yaml"}).status().message() ==
         "failed to read config file: open /nonexistent.yaml: no such file or directory");
+  // Upstream's main exits 2 for a command line Go's flag package refuses, 1 for what it finds
+  // after (the file, the feature gates).
+  auto exit_code = [](const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    StatusOr<Options> o = ParseOptions(args);
+    return flags::ExitEarly("trainer-controller", o.status(), false, "", out, err);
+  };
+  CHECK(exit_code({"--nope"}) == 2);
+  CHECK(exit_code({"--leader-elect=maybe"}) == 2);
+  CHECK(exit_code({"--config=/nonexistent.yaml"}) == 1);
+  CHECK(exit_code({"--feature-gates=Bogus=true"}) == 1);
   StatusOr<Options> h = ParseOptions({"--help"});
   REQUIRE(h.ok());
   CHECK(h->help);

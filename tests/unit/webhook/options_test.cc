@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
+
+#include "common/flags/flags.h"
 
 namespace trainer::webhook {
 namespace {
@@ -102,6 +105,14 @@ TEST_CASE("errors name the flag") {
     auto o = ParseOptions(c.args);
     REQUIRE_FALSE(o.ok());
     CHECK(o.status().message() == c.message);
+    std::ostringstream out, err;
+    CHECK(flags::ExitEarly("trainer-webhook", o.status(), false, "", out, err) == 2);
+  }
+  // What the flags name but only later fails exits 1, as upstream's main.
+  for (const char* arg : {"--config=/nonexistent.yaml", "--feature-gates=Bogus=true"}) {
+    std::ostringstream out, err;
+    auto o = ParseOptions({arg});
+    CHECK(flags::ExitEarly("trainer-webhook", o.status(), false, "", out, err) == 1);
   }
   auto h = ParseOptions({"--help"});
   REQUIRE(h.ok());

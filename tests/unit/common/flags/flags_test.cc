@@ -112,13 +112,19 @@ TEST_CASE("help: -h, -help and --help; the layout every binary shares") {
         "      Print this help and exit.\n");
 }
 
-TEST_CASE("ExitEarly: usage on stdout and 0, one error line on stderr and 2") {
+TEST_CASE("ExitEarly: usage on stdout and 0, one error line on stderr and 2 or 1") {
   std::ostringstream out, err;
   CHECK(ExitEarly("prog", OkStatus(), false, "", out, err) == std::nullopt);
   CHECK(ExitEarly("prog", OkStatus(), true, "usage\n", out, err) == 0);
   CHECK(ExitEarly("prog", InvalidArgumentError("unknown flag \"-x\""), false, "", out, err) == 2);
   CHECK(out.str() == "usage\n");
   CHECK(err.str() == "prog: unknown flag \"-x\"\n");
+  // An error found after the flags parsed (a Configuration file) exits 1, as upstream's main.
+  std::ostringstream later;
+  CHECK(ExitEarly("prog", AfterFlags(InvalidArgumentError("failed to read config file")), false,
+                  "", out, later) == 1);
+  CHECK(later.str() == "prog: failed to read config file\n");
+  CHECK(AfterFlags(OkStatus()).ok());
 }
 
 TEST_CASE("ParseMain: flags, required ones, exit codes as ExitEarly's") {

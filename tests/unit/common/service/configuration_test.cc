@@ -124,6 +124,27 @@ TEST_CASE("strict decoding", "[configuration]") {
        "object, got array"},
       {"bad duration", Header() + "leaderElection:\n  leaseDuration: 15x\n",
        "failed to decode config file: time: unknown unit \"x\" in duration \"15x\""},
+      // Keys set twice: go-yaml's strict errors, each at the line where the later value starts
+      // (a value's own duplicates first), before the unknown fields; types are checked first, on
+      // the later values. Each text is what upstream's v2.3.0 binary prints for the same file.
+      {"a key set twice", Header() + "webhook:\n  port: 1\n\n\nwebhook:\n\n  port: 3\n",
+       "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 9: "
+       "key \"webhook\" already set in map"},
+      {"keys set twice, nested first", Header() + "webhook:\n  port: 1\nwebhook:\n  port: 2\n  port: 3\n",
+       "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 7: "
+       "key \"port\" already set in map\n  line 6: key \"webhook\" already set in map"},
+      {"a key set twice and unknown fields", Header() + "foo: 1\nfoo: 2\nbar: 3\n",
+       "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 4: "
+       "key \"foo\" already set in map, unknown field \"bar\", unknown field \"foo\""},
+      {"a number key set twice", Header() + "1: a\n1: b\n",
+       "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 4: "
+       "key 1 already set in map, unknown field \"1\""},
+      {"the later value's type error wins", Header() + "webhook:\n  port: 1\nwebhook:\n- 3\n",
+       "failed to decode config file: json: cannot unmarshal array into Go struct field "
+       "Configuration.webhook of type v1alpha1.ControllerWebhook"},
+      {"the later value is the one typed", Header() + "webhook:\n  port: \"x\"\nwebhook:\n  port: 3\n",
+       "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 6: "
+       "key \"webhook\" already set in map"},
   };
   for (const Case& c : cases) {
     SECTION(c.name) {

@@ -158,6 +158,27 @@ TEST_CASE("yaml errors carry line and column", "[unit][yaml]") {
   }
 }
 
+TEST_CASE("ParseYamlKeepingLast: the later value wins and each key set again is listed",
+          "[unit][yaml]") {
+  std::vector<DuplicateKey> dups;
+  auto v = ParseYamlKeepingLast("a: 1\nb:\n  k: 1\n  k: [2]\na:\n\n  x: 3\n1: 0\n1: 1\n", &dups);
+  REQUIRE(v.ok());
+  CHECK(*v == J(R"({"a":{"x":3},"b":{"k":[2]},"1":1})"));
+  REQUIRE(dups.size() == 3);
+  // The line where the later value starts, as go-yaml v2 reports it; a number key unquoted.
+  CHECK(dups[0].line == 4);
+  CHECK(dups[0].key == "\"k\"");
+  CHECK(dups[1].line == 7);
+  CHECK(dups[1].key == "\"a\"");
+  CHECK(dups[2].line == 9);
+  CHECK(dups[2].key == "1");
+  // Without duplicates nothing is listed, and other errors still fail.
+  dups.clear();
+  CHECK(ParseYamlKeepingLast("a: 1\n", &dups).ok());
+  CHECK(dups.empty());
+  CHECK_FALSE(ParseYamlKeepingLast("a: [1\n", &dups).ok());
+}
+
 TEST_CASE("yaml rejects input go-yaml's reader rejects", "[unit][yaml]") {
   struct Case {
     const char* name;
