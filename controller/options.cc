@@ -143,20 +143,10 @@ Status Settle(const flags::FlagSet& fs, const std::string& gates, Options& o) {
 
 }  // namespace
 
-std::string Usage() {
-  Options o;
-  std::string gates;
-  return Flags(o, &gates).Usage();
-}
+std::string Usage() { return service::ServiceUsage<Options>(Flags); }
 
 StatusOr<Options> ParseOptions(const std::vector<std::string>& args) {
-  Options o;
-  std::string gates;
-  flags::FlagSet fs = Flags(o, &gates);
-  RETURN_IF_ERROR(fs.Parse(args));
-  o.help = fs.help();
-  RETURN_IF_ERROR(flags::AfterFlags(Settle(fs, gates, o)));
-  return o;
+  return service::ParseServiceOptions<Options>(args, Flags, Settle);
 }
 
 }  // namespace trainer::controller

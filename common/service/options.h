@@ -14,6 +14,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,5 +35,28 @@ std::vector<flags::Flag> ServiceFlags(FrameOptions& o, std::vector<flags::Flag> 
 // and listed in o.ignored_config_fields what neither the frame nor `applicable` covers.
 StatusOr<std::optional<Configuration>> LoadConfiguration(
     const flags::FlagSet& fs, std::initializer_list<std::string_view> applicable, FrameOptions& o);
+
+// A service's --help text: its FlagSet over a fresh Options, whose defaults it shows.
+template <typename Options, typename MakeFlags>
+std::string ServiceUsage(MakeFlags make_flags) {
+  Options o;
+  std::string gates;
+  return make_flags(o, &gates).Usage();
+}
+
+// A service's ParseOptions: `make_flags(o, &gates)` builds its FlagSet (--feature-gates into
+// `gates`); once the command line parses, `settle(fs, gates, o)` reads the Configuration file
+// and checks the values together. Its errors exit 1, as upstream's main (flags::AfterFlags).
+template <typename Options, typename MakeFlags, typename Settle>
+StatusOr<Options> ParseServiceOptions(const std::vector<std::string>& args, MakeFlags make_flags,
+                                      Settle settle) {
+  Options o;
+  std::string gates;
+  flags::FlagSet fs = make_flags(o, &gates);
+  RETURN_IF_ERROR(fs.Parse(args));
+  o.help = fs.help();
+  RETURN_IF_ERROR(flags::AfterFlags(settle(fs, gates, o)));
+  return o;
+}
 
 }  // namespace trainer::service
