@@ -151,7 +151,8 @@ class Checker {
     if (!duplicates.empty()) {
       std::string yaml_errors = "yaml: unmarshal errors:";
       for (const yaml::DuplicateKey& d : duplicates) {
-        yaml_errors += "\n  line " + std::to_string(d.line) + ": key " + d.key + " already set in map";
+        yaml_errors +=
+            "\n  line " + std::to_string(d.line) + ": key " + d.key + " already set in map";
       }
       strict.push_back(std::move(yaml_errors));
     }
@@ -454,7 +455,8 @@ StatusOr<Configuration> ParseConfiguration(std::string_view text) {
   const json::Value& doc = *parsed;
   Configuration cfg;
   RETURN_IF_ERROR(CheckHeader(doc).WithContext("failed to decode config file"));
-  RETURN_IF_ERROR(Checker(&cfg.fields).Check(doc, duplicates).WithContext("failed to decode config file"));
+  RETURN_IF_ERROR(
+      Checker(&cfg.fields).Check(doc, duplicates).WithContext("failed to decode config file"));
   if (std::vector<std::string> errs = Validate(doc); !errs.empty()) {
     return InvalidArgumentError("invalid configuration: " + Aggregate(errs));
   }

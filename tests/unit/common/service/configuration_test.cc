@@ -130,7 +130,8 @@ TEST_CASE("strict decoding", "[configuration]") {
       {"a key set twice", Header() + "webhook:\n  port: 1\n\n\nwebhook:\n\n  port: 3\n",
        "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 9: "
        "key \"webhook\" already set in map"},
-      {"keys set twice, nested first", Header() + "webhook:\n  port: 1\nwebhook:\n  port: 2\n  port: 3\n",
+      {"keys set twice, nested first",
+       Header() + "webhook:\n  port: 1\nwebhook:\n  port: 2\n  port: 3\n",
        "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 7: "
        "key \"port\" already set in map\n  line 6: key \"webhook\" already set in map"},
       {"a key set twice and unknown fields", Header() + "foo: 1\nfoo: 2\nbar: 3\n",
@@ -142,7 +143,8 @@ TEST_CASE("strict decoding", "[configuration]") {
       {"the later value's type error wins", Header() + "webhook:\n  port: 1\nwebhook:\n- 3\n",
        "failed to decode config file: json: cannot unmarshal array into Go struct field "
        "Configuration.webhook of type v1alpha1.ControllerWebhook"},
-      {"the later value is the one typed", Header() + "webhook:\n  port: \"x\"\nwebhook:\n  port: 3\n",
+      {"the later value is the one typed",
+       Header() + "webhook:\n  port: \"x\"\nwebhook:\n  port: 3\n",
        "failed to decode config file: strict decoding error: yaml: unmarshal errors:\n  line 6: "
        "key \"webhook\" already set in map"},
   };
