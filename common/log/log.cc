@@ -7,6 +7,7 @@
 #include <rapidjson/writer.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -34,18 +35,34 @@ std::string_view LevelName(Level level) {
   return "info";
 }
 
-std::string Now() {
-  using namespace std::chrono;
-  auto now = system_clock::now();
-  std::time_t secs = system_clock::to_time_t(now);
-  auto micros = duration_cast<microseconds>(now.time_since_epoch()).count() % 1000000;
+std::atomic<int> g_time_encoding{static_cast<int>(TimeEncoding::kDefault)};
+
+// Go's strconv.FormatFloat(f, 'f', -1, 64): the shortest digits that read back as f.
+std::string ShortestFixed(double f) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), f, std::chars_format::fixed);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(f);
+}
+
+// "2006-01-02T15:04:05" of t's second, in UTC.
+std::string DateTime(int64_t unix_seconds) {
+  std::time_t secs = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(micros));
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   return buf;
+}
+
+// ".123456789" for nanos, with the trailing zeros trimmed; "" for a whole second.
+std::string TrimmedNanos(int64_t nanos) {
+  if (nanos == 0) return "";
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), ".%09lld", static_cast<long long>(nanos));
+  std::string s = buf;
+  while (s.back() == '0') s.pop_back();
+  return s;
 }
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0.
@@ -136,7 +153,9 @@ void AppendTextKey(std::string& out, std::string_view k) {
 void Write(Level level, std::string_view msg, Fields fields) {
   try {
     std::string line =
-        FormatRecord(static_cast<Format>(g_format.load()), level, msg, fields, Now());
+        FormatRecord(static_cast<Format>(g_format.load()), level, msg, fields,
+                     FormatTime(static_cast<TimeEncoding>(g_time_encoding.load()),
+                                std::chrono::system_clock::now()));
     line += '\n';
     std::lock_guard<std::mutex> lock(g_write_mu);
     std::fwrite(line.data(), 1, line.size(), stderr);
@@ -152,14 +171,64 @@ void SetFormat(Format format) { g_format = static_cast<int>(format); }
 void SetVerbosity(int v) { g_verbosity = v; }
 bool V(int v) { return v <= g_verbosity.load(std::memory_order_relaxed); }
 
+std::optional<TimeEncoding> ParseTimeEncoding(std::string_view name) {
+  static constexpr std::pair<std::string_view, TimeEncoding> kNames[] = {
+      {"epoch", TimeEncoding::kEpoch},     {"millis", TimeEncoding::kMillis},
+      {"nano", TimeEncoding::kNano},       {"iso8601", TimeEncoding::kIso8601},
+      {"rfc3339", TimeEncoding::kRfc3339}, {"rfc3339nano", TimeEncoding::kRfc3339Nano},
+  };
+  for (const auto& [n, e] : kNames) {
+    if (n == name) return e;
+  }
+  return std::nullopt;
+}
+
+void SetTimeEncoding(TimeEncoding encoding) { g_time_encoding = static_cast<int>(encoding); }
+
+Timestamp FormatTime(TimeEncoding encoding, std::chrono::system_clock::time_point t) {
+  const int64_t unix_nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  // Floor division, so times before 1970 keep a non-negative fraction.
+  int64_t secs = unix_nanos / 1000000000;
+  int64_t nanos = unix_nanos % 1000000000;
+  if (nanos < 0) {
+    secs -= 1;
+    nanos += 1000000000;
+  }
+  char frac[16];
+  switch (encoding) {
+    case TimeEncoding::kEpoch:
+      return {ShortestFixed(static_cast<double>(unix_nanos) / 1e9), true};
+    case TimeEncoding::kMillis:
+      return {ShortestFixed(static_cast<double>(unix_nanos) / 1e6), true};
+    case TimeEncoding::kNano:
+      return {std::to_string(unix_nanos), true};
+    case TimeEncoding::kIso8601:
+      std::snprintf(frac, sizeof(frac), ".%03lldZ", static_cast<long long>(nanos / 1000000));
+      return {DateTime(secs) + frac};
+    case TimeEncoding::kRfc3339:
+      return {DateTime(secs) + "Z"};
+    case TimeEncoding::kRfc3339Nano:
+      return {DateTime(secs) + TrimmedNanos(nanos) + "Z"};
+    case TimeEncoding::kDefault:
+      break;
+  }
+  std::snprintf(frac, sizeof(frac), ".%06lldZ", static_cast<long long>(nanos / 1000));
+  return {DateTime(secs) + frac};
+}
+
 std::string FormatRecord(Format format, Level level, std::string_view msg, Fields fields,
-                         std::string_view timestamp) {
+                         const Timestamp& timestamp) {
   if (format == Format::kJson) {
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     w.StartObject();
     w.Key("ts");
-    JsonString(w, timestamp);
+    if (timestamp.number) {
+      w.RawValue(timestamp.text.data(), timestamp.text.size(), rapidjson::kNumberType);
+    } else {
+      JsonString(w, timestamp.text);
+    }
     w.Key("level");
     JsonString(w, LevelName(level));
     w.Key("msg");
@@ -175,7 +244,7 @@ std::string FormatRecord(Format format, Level level, std::string_view msg, Field
   std::string out;
   out.reserve(64 + msg.size());
   out += "ts=";
-  out += timestamp;
+  out += timestamp.text;
   out += " level=";
   out += LevelName(level);
   out += " msg=";

@@ -10,7 +10,9 @@
 // RapidJSON. Invalid UTF-8 is replaced by U+FFFD in both formats. Never log Secret data.
 #pragma once
 
+#include <chrono>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,8 +34,28 @@ void Warn(std::string_view msg, Fields fields = {});
 void Error(std::string_view msg, Fields fields = {});
 void Debug(int v, std::string_view msg, Fields fields = {});
 
+// How the ts field is written: kDefault is RFC 3339 in UTC with microseconds; the others are
+// controller-runtime's --zap-time-encoding values with zap's encoders: epoch seconds and
+// milliseconds as shortest fractional numbers, nanoseconds as an integer (JSON numbers, not
+// strings), ISO 8601 with milliseconds, RFC 3339, and RFC 3339 with nanoseconds whose trailing
+// zeros are trimmed (Go's time.RFC3339Nano). Times are UTC, as in a container.
+enum class TimeEncoding { kDefault, kEpoch, kMillis, kNano, kIso8601, kRfc3339, kRfc3339Nano };
+// The encoding a --zap-time-encoding value names ("epoch", ..., "rfc3339nano"), if any.
+std::optional<TimeEncoding> ParseTimeEncoding(std::string_view name);
+void SetTimeEncoding(TimeEncoding encoding);
+
+struct Timestamp {
+  std::string text;
+  bool number = false;  // written bare in JSON
+};
+Timestamp FormatTime(TimeEncoding encoding, std::chrono::system_clock::time_point t);
+
 // The formatted record without writing it (for tests).
 std::string FormatRecord(Format format, Level level, std::string_view msg, Fields fields,
-                         std::string_view timestamp);
+                         const Timestamp& timestamp);
+inline std::string FormatRecord(Format format, Level level, std::string_view msg, Fields fields,
+                                std::string_view timestamp) {
+  return FormatRecord(format, level, msg, fields, Timestamp{std::string(timestamp)});
+}
 
 }  // namespace trainer::log

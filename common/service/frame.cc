@@ -75,6 +75,9 @@ Frame::Frame(FrameOptions options)
     : options_(std::move(options)), registry_(metrics::DefaultRegistry()) {
   log::SetFormat(options_.log_format == "json" ? log::Format::kJson : log::Format::kText);
   log::SetVerbosity(options_.verbosity);
+  if (std::optional<log::TimeEncoding> t = log::ParseTimeEncoding(options_.zap.time_encoding)) {
+    log::SetTimeEncoding(*t);
+  }
   // glibc gives threads that allocate at once arenas of their own (up to 8 per core), each
   // keeping its high-water mark: informer and worker threads kept the peak of their first-list
   // pages, and every burst of new apiserver connections to the webhook added arenas (the soak:

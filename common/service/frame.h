@@ -54,7 +54,7 @@ struct FrameOptions {
   std::string log_format = "text";  // text | json
   // Upstream's controller-runtime zap flags as given (upstream's manifests pass
   // --zap-log-level): applied to verbosity and log_format where -v and --log-format were not
-  // given (LoadConfiguration).
+  // given (LoadConfiguration); the Frame sets the logs' time encoding.
   struct Zap {
     std::optional<int> verbosity;  // --zap-log-level, as a verbosity
     std::string encoder, devel, stacktrace_level, time_encoding;

@@ -30,25 +30,40 @@ std::vector<flags::Flag> ZapFlags(FrameOptions::Zap& z) {
         }}},
       {"zap-encoder", "Upstream's log encoder: json (JSON logs) or console; --log-format wins.",
        flags::OneOf(&z.encoder, {"json", "console"})},
-      {"zap-devel", "Accepted for upstream's command lines.",
+      {"zap-devel",
+       "Upstream's development mode: text logs at debug level (true) or JSON logs at info level "
+       "(false); --zap-encoder and --zap-log-level win.",
        {.set =
             [&z](std::string_view t) {
               z.devel = std::string(t);
               return flags::ParseBool(t).status();
             },
         .is_bool = true}},
-      {"zap-stacktrace-level", "Accepted for upstream's command lines.",
+      {"zap-stacktrace-level",
+       "Accepted for upstream's command lines (records carry no stack traces).",
        flags::OneOf(&z.stacktrace_level, {"debug", "info", "error", "panic"})},
-      {"zap-time-encoding", "Accepted for upstream's command lines.",
+      {"zap-time-encoding",
+       "Format of the ts field: epoch, millis, nano, iso8601, rfc3339 or rfc3339nano (default: "
+       "RFC 3339 with microseconds).",
        flags::OneOf(&z.time_encoding,
                     {"epoch", "millis", "nano", "iso8601", "rfc3339", "rfc3339nano"})},
   };
 }
 
-// The zap flags where -v and --log-format were not given.
+// The zap flags where -v and --log-format were not given. --zap-devel picks zap's development
+// defaults (console logs at debug level) or its production ones (JSON at info level), and
+// --zap-encoder and --zap-log-level win over those, as in controller-runtime's Options.
 void ApplyZap(const flags::FlagSet& fs, FrameOptions& o) {
-  if (o.zap.verbosity && !fs.Given("v")) o.verbosity = *o.zap.verbosity;
-  if (o.zap.encoder == "json" && !fs.Given("log-format")) o.log_format = "json";
+  std::optional<bool> devel;
+  if (!o.zap.devel.empty()) devel = flags::ParseBool(o.zap.devel).value_or(false);
+  std::optional<int> verbosity = o.zap.verbosity;
+  if (!verbosity && devel) verbosity = *devel ? 1 : 0;
+  std::string encoder = o.zap.encoder;
+  if (encoder.empty() && devel) encoder = *devel ? "console" : "json";
+  if (verbosity && !fs.Given("v")) o.verbosity = *verbosity;
+  if (!encoder.empty() && !fs.Given("log-format")) {
+    o.log_format = encoder == "json" ? "json" : "text";
+  }
 }
 
 }  // namespace

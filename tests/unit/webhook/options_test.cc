@@ -72,8 +72,31 @@ TEST_CASE("upstream's zap flags") {
   REQUIRE(o.ok());
   CHECK(o->frame.verbosity == 3);
   CHECK(o->frame.log_format == "text");
+  // --zap-devel picks zap's development (console, debug) or production (JSON, info) defaults;
+  // --zap-encoder and --zap-log-level win over them.
+  o = ParseOptions({"--zap-devel"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 1);
+  CHECK(o->frame.log_format == "text");
+  o = ParseOptions({"--zap-devel=false"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 0);
+  CHECK(o->frame.log_format == "json");
+  o = ParseOptions({"--zap-devel=false", "--zap-encoder=console", "--zap-log-level=3"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 3);
+  CHECK(o->frame.log_format == "text");
+  o = ParseOptions({"--zap-devel", "--log-format=json", "--v=0"});
+  REQUIRE(o.ok());
+  CHECK(o->frame.verbosity == 0);
+  CHECK(o->frame.log_format == "json");
+  o = ParseOptions({});
+  REQUIRE(o.ok());
+  CHECK(o->frame.log_format == "text");  // without the zap flags, our default
+  CHECK(o->frame.zap.time_encoding.empty());
   // controller-runtime refuses what it cannot use.
-  for (const std::string& bad : {std::string("--zap-log-level=loud"),
+  for (const std::string& bad : {std::string("--zap-devel=maybe"),
+                                 std::string("--zap-log-level=loud"),
                                  std::string("--zap-log-level=0"),
                                  std::string("--zap-encoder=xml"),
                                  std::string("--zap-time-encoding=unix")}) {

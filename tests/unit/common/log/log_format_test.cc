@@ -51,6 +51,49 @@ TEST_CASE("text keys cannot break the key=value grammar", "[unit][log]") {
   CHECK(r == "ts=T level=warn msg=m a_b=1 x_y=2 _=3 ok.key=4");
 }
 
+// zap's time encoders (zapcore.EpochTimeEncoder ... RFC3339NanoTimeEncoder) in UTC, for
+// 2026-12-06T19:55:01.120450000Z; the numeric ones are JSON numbers.
+TEST_CASE("timestamps in each of zap's time encodings", "[unit][log]") {
+  using std::chrono::nanoseconds;
+  const std::chrono::system_clock::time_point t{
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          nanoseconds(1796586901120450000))};
+  const struct {
+    const char* name;
+    TimeEncoding encoding;
+    const char* text;
+    bool number;
+  } cases[] = {
+      {"default", TimeEncoding::kDefault, "2026-12-06T19:55:01.120450Z", false},
+      {"epoch", TimeEncoding::kEpoch, "1796586901.12045", true},
+      {"millis", TimeEncoding::kMillis, "1796586901120.45", true},
+      {"nano", TimeEncoding::kNano, "1796586901120450000", true},
+      {"iso8601", TimeEncoding::kIso8601, "2026-12-06T19:55:01.120Z", false},
+      {"rfc3339", TimeEncoding::kRfc3339, "2026-12-06T19:55:01Z", false},
+      {"rfc3339nano", TimeEncoding::kRfc3339Nano, "2026-12-06T19:55:01.12045Z", false},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      Timestamp ts = FormatTime(c.encoding, t);
+      CHECK(ts.text == c.text);
+      CHECK(ts.number == c.number);
+      const std::string quoted = c.number ? ts.text : "\"" + ts.text + "\"";
+      CHECK(FormatRecord(Format::kJson, Level::kInfo, "m", {}, ts) ==
+            R"({"ts":)" + quoted + R"(,"level":"info","msg":"m"})");
+      CHECK(FormatRecord(Format::kText, Level::kInfo, "m", {}, ts) ==
+            "ts=" + ts.text + " level=info msg=m");
+    }
+  }
+  // A whole second has no fraction in rfc3339nano, and the names are the flag's.
+  const std::chrono::system_clock::time_point whole{std::chrono::seconds(1796586901)};
+  CHECK(FormatTime(TimeEncoding::kRfc3339Nano, whole).text == "2026-12-06T19:55:01Z");
+  CHECK(FormatTime(TimeEncoding::kEpoch, whole).text == "1796586901");
+  CHECK(ParseTimeEncoding("rfc3339nano") == TimeEncoding::kRfc3339Nano);
+  CHECK(ParseTimeEncoding("millis") == TimeEncoding::kMillis);
+  CHECK_FALSE(ParseTimeEncoding("unix").has_value());
+  CHECK_FALSE(ParseTimeEncoding("").has_value());
+}
+
 TEST_CASE("levels are named like zap's", "[unit][log]") {
   CHECK(FormatRecord(Format::kText, Level::kError, "m", {}, "T") == "ts=T level=error msg=m");
   CHECK(FormatRecord(Format::kText, Level::kDebug, "m", {}, "T") == "ts=T level=debug msg=m");
