@@ -155,7 +155,8 @@ for o in $(comm -23 "$state/from.names" <(names "$state/to.yaml")); do
   case "$o" in
     customresourcedefinition.*) ;;
     clustertrainingruntime.*) step "8. left in place: $o ($to does not render it)" ;;
-    *) step "8. deleting $o (only $from had it)"; k delete "$o" --ignore-not-found ;;
+    *) k get "$o" >/dev/null 2>&1 || continue  # deleted by an earlier run
+       step "8. deleting $o (only $from had it)"; k delete "$o" --ignore-not-found ;;
   esac
 done
 step "done: release $to serves; $state holds $from's manifest and values"

@@ -11,8 +11,10 @@ while nothing answers there, and a TrainJob is created through them. The webhook
 rotator would give it.
 
 Then, as an admin would: `--check` with a values file that sets what this chart refuses
-(metrics.secureServing: true) stops before anything changes; the migration itself runs with the
-services as local processes under the new release's identities (helm_test.py's way). Checked:
+(metrics.secureServing: true) stops before anything changes; the migration runs once with a
+`helm install` that fails (no release is left, nothing is lost) and again with the same state
+directory, which continues it; the services run as local processes under the new release's
+identities (helm_test.py's way). Checked:
   - the CRDs, the runtimes, the TrainJob and the certificate Secret are the same objects (uids),
     the Secret with the same data: nothing was deleted and re-created;
   - Helm lists trainer-cpp only; its manifest holds every object it renders, the runtimes and
@@ -20,6 +22,7 @@ services as local processes under the new release's identities (helm_test.py's w
     left; upstream's image values were not carried over;
   - the TrainJob created under upstream gets its JobSet from trainer-controller; a new one is
     admitted, and a bad one denied, by trainer-webhook;
+  - a rerun after the migration upgrades the release in place, re-creating nothing;
   - `helm uninstall trainer-cpp` keeps the CRDs and the TrainJobs.
 """
 
@@ -117,8 +120,8 @@ def install_upstream(s, work):
             "trainer.kubeflow.org/managed-by=runtimes-installer")
 
 
-def migrate(s, *args, check=True):
-    env = dict(s.helm_env, HELM=s.helm_bin, KUBECTL=testbed.kubectl_binary())
+def migrate(s, *args, check=True, helm=None):
+    env = dict(s.helm_env, HELM=helm or s.helm_bin, KUBECTL=testbed.kubectl_binary())
     env["PATH"] = os.path.dirname(testbed.kubectl_binary()) + os.pathsep + env["PATH"]
     p = subprocess.run([os.path.join(ROOT, "hack", "migrate-from-upstream-helm.sh"),
                         "--from", OLD, "--to", RELEASE, "-n", NS,
@@ -128,6 +131,18 @@ def migrate(s, *args, check=True):
     if check and p.returncode != 0:
         raise AssertionError(f"migrate-from-upstream-helm.sh failed ({p.returncode})")
     return p
+
+
+def failing_install_helm(s):
+    """A helm that refuses `helm install` (as a release that fails its install would) and
+    passes everything else to the real one."""
+    path = os.path.join(s.work, "helm-install-fails")
+    with open(path, "w") as f:
+        f.write("#!/usr/bin/env bash\n"
+                "[[ \"$1\" == install ]] && { echo 'helm: install failed (test)' >&2; exit 1; }\n"
+                f"exec {s.helm_bin} \"$@\"\n")
+    os.chmod(path, 0o755)
+    return path
 
 
 def main():
@@ -166,8 +181,17 @@ def main():
         assert OLD in s.helm("list", "-n", NS, "-q"), "--check changed the releases"
         log("ok: values the chart refuses stop the script before it changes anything")
 
-        # --- the migration
-        migrate(s, "--", "--set", "manager.config.metrics.secureServing=false", *post_render(s))
+        # --- the migration: its install fails first, and a rerun continues from the state
+        install_args = ["--", "--set", "manager.config.metrics.secureServing=false",
+                        *post_render(s)]
+        p = migrate(s, *install_args, check=False, helm=failing_install_helm(s))
+        assert p.returncode != 0 and "7. helm install" in p.stdout, \
+            f"the run whose install fails: rc {p.returncode}, {p.stdout}{p.stderr}"
+        assert s.helm("list", "-n", NS, "-q").split() == [], "releases after a failed install"
+        assert uid(k, "trainjob", "old", JOB_NS) == before[("trainjob", "old")]
+        p = migrate(s, *install_args)
+        assert "continuing the migration recorded in" in p.stdout, p.stdout
+        log("ok: a failed install leaves no release and loses nothing; a rerun continues")
         releases = s.helm("list", "-n", NS, "-q").split()
         assert releases == [RELEASE], f"Helm releases after the migration: {releases}"
         for (kind, name), want in before.items():
@@ -197,6 +221,16 @@ def main():
             f"upstream's image values carried over: {images}"
         log(f"ok: {RELEASE} took over: the same CRDs, runtime, TrainJob and Secret; only the "
             "CRDs are left of upstream's release")
+
+        # --- a rerun after success upgrades the release in place and re-creates nothing
+        p = migrate(s, *install_args)
+        assert "7. helm upgrade" in p.stdout and "8. deleting" not in p.stdout, p.stdout
+        assert s.helm("list", "-n", NS, "-q").split() == [RELEASE]
+        for (kind, name), want in before.items():
+            ns = JOB_NS if kind == "trainjob" else (NS if kind == "secret" else None)
+            assert uid(k, kind, name, ns) == want, f"the rerun re-created {kind}/{name}"
+        assert manifest_objects(s, RELEASE) == new_objects, "the rerun changed the release"
+        log("ok: a rerun after the migration upgrades in place")
 
         services = helm_test.Services(s)
         testbed.wait_for("the JobSet of the TrainJob created under upstream",
