@@ -55,45 +55,36 @@ TEST_CASE("both --flag=value and --flag value, -v and --v") {
 
 // Upstream's manifests pass --zap-log-level to its one manager; both services take the zap flags.
 TEST_CASE("upstream's zap flags") {
-  auto o = ParseOptions({"--zap-log-level=2", "--zap-encoder=json", "--zap-devel",
-                         "--zap-stacktrace-level=panic", "--zap-time-encoding=rfc3339"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 2);
-  CHECK(o->frame.log_format == "json");
-  o = ParseOptions({"--zap-log-level=debug", "--zap-encoder=console"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 1);
-  CHECK(o->frame.log_format == "text");
-  o = ParseOptions({"--zap-log-level=Error"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 0);
-  // -v and --log-format win, wherever they are.
-  o = ParseOptions({"--v=3", "--zap-log-level=2", "--log-format=text", "--zap-encoder=json"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 3);
-  CHECK(o->frame.log_format == "text");
-  // --zap-devel picks zap's development (console, debug) or production (JSON, info) defaults;
-  // --zap-encoder and --zap-log-level win over them.
-  o = ParseOptions({"--zap-devel"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 1);
-  CHECK(o->frame.log_format == "text");
-  o = ParseOptions({"--zap-devel=false"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 0);
-  CHECK(o->frame.log_format == "json");
-  o = ParseOptions({"--zap-devel=false", "--zap-encoder=console", "--zap-log-level=3"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 3);
-  CHECK(o->frame.log_format == "text");
-  o = ParseOptions({"--zap-devel", "--log-format=json", "--v=0"});
-  REQUIRE(o.ok());
-  CHECK(o->frame.verbosity == 0);
-  CHECK(o->frame.log_format == "json");
-  o = ParseOptions({});
-  REQUIRE(o.ok());
-  CHECK(o->frame.log_format == "text");  // without the zap flags, our default
-  CHECK(o->frame.zap.time_encoding.empty());
+  const struct {
+    std::vector<std::string> args;
+    int verbosity;
+    const char* log_format;
+  } cases[] = {
+      {{}, 0, "text"},  // without the zap flags, our defaults
+      {{"--zap-log-level=2", "--zap-encoder=json", "--zap-devel", "--zap-stacktrace-level=panic",
+        "--zap-time-encoding=rfc3339"},
+       2,
+       "json"},
+      {{"--zap-log-level=debug", "--zap-encoder=console"}, 1, "text"},
+      {{"--zap-log-level=Error"}, 0, "text"},
+      // -v and --log-format win, wherever they are.
+      {{"--v=3", "--zap-log-level=2", "--log-format=text", "--zap-encoder=json"}, 3, "text"},
+      // --zap-devel picks zap's development (console, debug) or production (JSON, info)
+      // defaults; --zap-encoder and --zap-log-level win over them.
+      {{"--zap-devel"}, 1, "text"},
+      {{"--zap-devel=false"}, 0, "json"},
+      {{"--zap-devel=false", "--zap-encoder=console", "--zap-log-level=3"}, 3, "text"},
+      {{"--zap-devel", "--log-format=json", "--v=0"}, 0, "json"},
+  };
+  for (const auto& c : cases) {
+    std::string line;
+    for (const std::string& a : c.args) line += a + " ";
+    INFO(line);
+    auto o = ParseOptions(c.args);
+    REQUIRE(o.ok());
+    CHECK(o->frame.verbosity == c.verbosity);
+    CHECK(o->frame.log_format == c.log_format);
+  }
   // controller-runtime refuses what it cannot use.
   for (const std::string& bad : {std::string("--zap-devel=maybe"),
                                  std::string("--zap-log-level=loud"),
