@@ -18,6 +18,7 @@
 #include "common/leader/elector.h"
 #include "common/log/log.h"
 #include "common/metrics/metrics.h"
+#include "common/metrics/workqueue.h"
 #include "controller/cache_reader.h"
 #include "controller/caches.h"
 #include "controller/metrics.h"
@@ -131,7 +132,7 @@ class ManagerImpl final : public Manager {
   framework::Config plugin_config_;
   std::shared_ptr<ProgressMetrics> progress_;  // gate TrainJobStatus
   std::unique_ptr<kube::EventRecorder> events_;
-  std::unique_ptr<PrometheusWorkqueueMetrics> queue_metrics_;
+  std::unique_ptr<metrics::PrometheusWorkqueueMetrics> queue_metrics_;
   std::unique_ptr<TrainJobMetrics> trainjob_metrics_;
   std::unique_ptr<TrainJobReconciler> trainjob_reconciler_;
   std::unique_ptr<RuntimeReconciler> tr_reconciler_, ctr_reconciler_;
@@ -169,7 +170,7 @@ Status ManagerImpl::NewClient() {
 Status ManagerImpl::Init(service::Frame& frame) {
   RETURN_IF_ERROR(NewClient());
   metrics::Registry& registry = frame.registry();
-  queue_metrics_ = std::make_unique<PrometheusWorkqueueMetrics>(registry);
+  queue_metrics_ = std::make_unique<metrics::PrometheusWorkqueueMetrics>(registry);
   trainjob_metrics_ = std::make_unique<TrainJobMetrics>(registry);
   overlay_ = std::make_unique<OverlayReader>(syncing_, &own_writes_,
                                              [this](json::Value& obj) { ShapeAsCached(obj); });

@@ -2,7 +2,7 @@
 //  - controller-runtime's families with its names and labels (the only ones upstream v2.3.0
 //    exports besides Go/process/client-go ones), so dashboards for Go operators keep working:
 //    the reconcile families (common/metrics/reconcile.h) and workqueue_* {controller,name}
-//    through a workqueue::WorkqueueMetricsProvider;
+//    (common/metrics/workqueue.h);
 //  - TrainJob lifecycle metrics upstream lacks (upstream #3429):
 //    trainer_trainjob_objects_applied_seconds   creationTimestamp -> objects first applied
 //    trainer_trainjob_jobset_ready_seconds      creationTimestamp -> every replicated job ready
@@ -23,20 +23,9 @@
 
 #include "common/metrics/metrics.h"
 #include "common/metrics/reconcile.h"
-#include "common/workqueue/metrics.h"
 #include "controller/reconcile.h"
 
 namespace trainer::controller {
-
-// workqueue_* families bound to Prometheus with controller-runtime's labels and buckets.
-class PrometheusWorkqueueMetrics final : public workqueue::WorkqueueMetricsProvider {
- public:
-  explicit PrometheusWorkqueueMetrics(metrics::Registry& registry) : registry_(registry) {}
-  std::unique_ptr<workqueue::WorkqueueMetrics> NewQueueMetrics(std::string_view name) override;
-
- private:
-  metrics::Registry& registry_;
-};
 
 // The lifecycle metrics; also the reconciler's ReconcileObserver. Each TrainJob (by key and uid)
 // is observed at most once per histogram in this process.

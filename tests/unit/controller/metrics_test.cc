@@ -1,6 +1,6 @@
-// The controller's metrics as Prometheus scrapes them: controller-runtime's reconcile and
-// workqueue families with its labels, and the TrainJob lifecycle metrics (each TrainJob observed
-// once per histogram and uid; the state gauge follows each TrainJob's last state).
+// The controller's own metrics as Prometheus scrapes them: the TrainJob lifecycle metrics (each
+// TrainJob observed once per histogram and uid; the state gauge follows each TrainJob's last
+// state). The reconcile and workqueue families are tested in common/metrics.
 #include "controller/metrics.h"
 
 #include <catch2/catch.hpp>
@@ -23,19 +23,6 @@ api::TrainJob Job(std::string name, std::string uid) {
   job.metadata.uid = std::move(uid);
   job.metadata.creation_timestamp = "2026-01-01T00:00:00Z";
   return job;
-}
-
-TEST_CASE("workqueue metrics carry controller and name labels") {
-  metrics::Registry r;
-  PrometheusWorkqueueMetrics provider(r);
-  std::unique_ptr<workqueue::WorkqueueMetrics> q = provider.NewQueueMetrics("trainjob_controller");
-  q->Add();
-  q->SetDepth(3);
-  q->Retry();
-  const std::string labels = "{controller=\"trainjob_controller\",name=\"trainjob_controller\"";
-  CHECK(Has(r, "workqueue_adds_total" + labels + "} 1"));
-  CHECK(Has(r, "workqueue_depth" + labels + ",priority=\"0\"} 3"));
-  CHECK(Has(r, "workqueue_retries_total" + labels + "} 1"));
 }
 
 TEST_CASE("lifecycle histograms observe a TrainJob once per uid") {

@@ -1,7 +1,8 @@
 // Unit tests for common/metrics: family creation, exposition text, promtool's linter, and the
-// reconcile families.
+// reconcile and workqueue families.
 #include "common/metrics/metrics.h"
 #include "common/metrics/reconcile.h"
+#include "common/metrics/workqueue.h"
 
 #include <unistd.h>
 
@@ -145,6 +146,19 @@ TEST_CASE("reconcile metrics start at zero with controller-runtime's names and l
       r.Text(), "controller_runtime_reconcile_time_seconds_count{controller=\"trainjob_controller\"} 1"));
   m.WorkerFinished();
   CHECK(Contains(r.Text(), "controller_runtime_active_workers{controller=\"trainjob_controller\"} 0"));
+}
+
+TEST_CASE("workqueue metrics carry controller and name labels") {
+  Registry r;
+  PrometheusWorkqueueMetrics provider(r);
+  std::unique_ptr<workqueue::WorkqueueMetrics> q = provider.NewQueueMetrics("trainjob_controller");
+  q->Add();
+  q->SetDepth(3);
+  q->Retry();
+  const std::string labels = "{controller=\"trainjob_controller\",name=\"trainjob_controller\"";
+  CHECK(Contains(r.Text(), "workqueue_adds_total" + labels + "} 1"));
+  CHECK(Contains(r.Text(), "workqueue_depth" + labels + ",priority=\"0\"} 3"));
+  CHECK(Contains(r.Text(), "workqueue_retries_total" + labels + "} 1"));
 }
 
 }  // namespace
