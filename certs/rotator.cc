@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "common/encoding/base64.h"
-#include "common/flowcontrol/backoff.h"
 #include "common/informer/informer.h"
 #include "common/kube/meta.h"
 #include "common/kube/rest_mapper.h"
@@ -224,13 +223,7 @@ StatusOr<Time> Rotator::Pass() {
                           std::to_string(kMaxPasses) + " passes");
 }
 
-void Rotator::Wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_all();
-}
+void Rotator::Wake() { queue_->Add(SecretKey(options_)); }
 
 bool Rotator::WaitReady(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -247,6 +240,11 @@ void Rotator::Start() {
   if (thread_.joinable()) {
     return;
   }
+  queue_ = std::make_unique<workqueue::Workqueue>(workqueue::WorkqueueOptions{
+      .name = "cert-rotator",
+      .rate_limiter = std::make_unique<workqueue::ItemExponentialFailureRateLimiter>(
+          std::chrono::milliseconds(500), std::chrono::seconds(30)),
+      .metrics = options_.queue_metrics});
   auto watch = [&](const kube::GroupVersionResource& gvr, const std::string& ns,
                    const std::string& name) {
     if (name.empty()) {
@@ -267,42 +265,40 @@ void Rotator::Start() {
   watch(kube::kSecrets, options_.ns, options_.secret_name);
   watch(kube::kMutatingWebhookConfigurations, "", options_.mutating_configuration);
   watch(kube::kValidatingWebhookConfigurations, "", options_.validating_configuration);
-  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  Wake();  // the first pass
+  thread_ = std::thread([this] { Run(); });
 }
 
 void Rotator::Stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    Wake();
-    thread_.join();
+  if (!thread_.joinable()) {
+    return;
   }
+  queue_->ShutDown();  // later Wake()s are dropped
+  thread_.join();
   for (auto& inf : informers_) {
     inf->Stop();
   }
   informers_.clear();
+  queue_.reset();
 }
 
-void Rotator::Run(std::stop_token stop) {
-  flowcontrol::Backoff backoff({.initial = std::chrono::milliseconds(500),
-                                .max = std::chrono::seconds(30),
-                                .reset_after = std::chrono::seconds(120)});
-  while (!stop.stop_requested()) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      woken_ = false;
+void Rotator::Run() {
+  while (std::optional<std::string> key = queue_->Get()) {
+    if (queue_->ShuttingDown()) {  // no pass after Stop()
+      queue_->Done(*key);
+      break;
     }
     StatusOr<Time> next = Step();
-    std::chrono::steady_clock::duration sleep;
     if (next.ok()) {
-      sleep = std::clamp<std::chrono::steady_clock::duration>(*next - options_.now(),
-                                                              std::chrono::seconds(0), kMaxSleep);
+      queue_->Forget(*key);
+      queue_->AddAfter(*key, std::clamp<std::chrono::steady_clock::duration>(
+                                 *next - options_.now(), std::chrono::seconds(0), kMaxSleep));
     } else {
-      sleep = backoff.Next(std::chrono::steady_clock::now());
       log::Error("certificate rotation failed; retrying",
-                 {{"secret", SecretKey(options_)}, {"error", next.status().message()}});
+                 {{"secret", *key}, {"error", next.status().message()}});
+      queue_->AddRateLimited(*key);
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, sleep, [&] { return woken_ || stop.stop_requested(); });
+    queue_->Done(*key);
   }
 }
 

@@ -9,9 +9,10 @@
 //    never overwrite a newer one);
 //  - reports which CA signed what it serves while a CA rotation is under way, so the old CA
 //    leaves the bundle only when no replica serves its certificates any more.
-// Step() is one such pass (one reconcile in RotatorOptions::metrics); Start() runs passes on
-// every change of the Secret or a configuration (watched), at the times the plan names, and
-// after errors with backoff.
+// Step() is one such pass (one reconcile in RotatorOptions::metrics); Start() queues passes, as
+// upstream's controller does, on a one-key workqueue named "cert-rotator": on every change of the
+// Secret or a configuration (watched), at the times the plan names, and after errors with
+// backoff (0.5 s doubling to 30 s, reset by a success).
 //
 //   certs::Rotator rotator(client, {.ns = "kubeflow-system", .replica = pod_name,
 //                                   .policy = {.dns_names =
@@ -24,7 +25,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -37,6 +37,7 @@
 #include "certs/state.h"
 #include "common/kube/client.h"
 #include "common/metrics/reconcile.h"
+#include "common/workqueue/queue.h"
 
 namespace trainer::informer {
 class Informer;
@@ -59,6 +60,8 @@ struct RotatorOptions {
   // When set, every Step is counted as one reconcile of this controller (trainer-webhook's is
   // "cert-rotator", upstream's name): an error is a failed pass that Run retries.
   metrics::ReconcileMetrics* metrics = nullptr;
+  // When set, Start()'s queue exports its workqueue_* metrics through it.
+  workqueue::WorkqueueMetricsProvider* queue_metrics = nullptr;
 };
 
 // Checks what a misconfiguration would break silently: names set, at least one DNS name, a CA
@@ -99,22 +102,21 @@ class Rotator {
   static bool Carries(const std::vector<Configuration>& configs, const std::string& bundle);
   Status Inject(const std::vector<Configuration>& configs, const std::string& bundle);
   void Serve(const State& state);
-  void Run(std::stop_token stop);
+  void Run();
   void Wake();
 
   kube::Client& client_;
   const RotatorOptions options_;
 
-  mutable std::mutex mu_;  // guards what Step shares with readers and the loop
-  std::condition_variable cv_;
-  bool woken_ = false;
+  mutable std::mutex mu_;  // guards what Step shares with readers
   std::string served_cert_;  // fingerprint of the certificate handed to `serve`
   std::string served_ca_;
   std::atomic<bool> ready_{false};
   bool missing_logged_ = false;
 
+  std::unique_ptr<workqueue::Workqueue> queue_;  // from Start() to Stop()
   std::vector<std::unique_ptr<informer::Informer>> informers_;
-  std::jthread thread_;
+  std::thread thread_;
 };
 
 }  // namespace trainer::certs

@@ -112,6 +112,8 @@ Status WebhookService::StartCertManagement(const Options& options, http::CertWat
   // Upstream's cert-controller is a controller-runtime controller of this name, one worker.
   rotator_metrics_ = std::make_unique<metrics::ReconcileMetrics>(registry, "cert-rotator", 1);
   ro.metrics = rotator_metrics_.get();
+  rotator_queue_metrics_ = std::make_unique<metrics::PrometheusWorkqueueMetrics>(registry);
+  ro.queue_metrics = rotator_queue_metrics_.get();
   log::Info("managing the serving certificate",
             {{"secret", ro.ns + "/" + ro.secret_name}, {"dnsName", svc}, {"replica", ro.replica}});
   rotator_ = std::make_unique<certs::Rotator>(*client_, std::move(ro));

@@ -19,6 +19,7 @@
 
 #include "certs/rotator.h"
 #include "common/kube/curl/client.h"
+#include "common/metrics/workqueue.h"
 #include "common/service/frame.h"
 #include "runtime/core/registry.h"
 #include "webhook/cluster_reader.h"
@@ -47,7 +48,9 @@ class WebhookService final : public service::Runnable {
 
   std::unique_ptr<kube::CurlClient> client_;
   std::string namespace_;  // the client's default: in-cluster, the pod's
-  std::unique_ptr<metrics::ReconcileMetrics> rotator_metrics_;  // before the rotator using it
+  // Before the rotator using them.
+  std::unique_ptr<metrics::ReconcileMetrics> rotator_metrics_;
+  std::unique_ptr<metrics::PrometheusWorkqueueMetrics> rotator_queue_metrics_;
   std::unique_ptr<certs::Rotator> rotator_;
   std::unique_ptr<ClusterReader> reader_;
   std::unique_ptr<core::Runtimes> runtimes_;

@@ -318,6 +318,9 @@ def run(r, k, work):
         passes = 'controller_runtime_reconcile_total{controller="cert-rotator",result="success"}'
         r.check(all((x.metric(passes) or 0) >= 1 for x in replicas),
                 "each replica counts its rotator's passes as reconciles of cert-rotator")
+        queued = 'workqueue_adds_total{controller="cert-rotator",name="cert-rotator"}'
+        r.check(all((x.metric(queued) or 0) >= 1 for x in replicas),
+                "each replica exports its rotator's workqueue as upstream's cert-rotator")
         tb.wait_for("the apiserver to call the webhooks through the Service", lambda:
                     "denied the request" in k.create(cl.probe_trainjob(NS),
                                                      "--dry-run=server").stderr, 60, 0.5)

@@ -12,10 +12,12 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "common/encoding/base64.h"
 #include "common/kube/rest_mapper.h"
 #include "common/kube/testing/fake_client.h"
+#include "common/metrics/workqueue.h"
 
 namespace trainer::certs {
 namespace {
@@ -46,9 +48,11 @@ void SeedCluster(FakeClient& c, bool configurations = true) {
 // One webhook replica: a Rotator whose `serve` records what it would serve.
 struct Replica {
   Replica(kube::Client& client, std::string id, const Time* clock,
-          metrics::ReconcileMetrics* metrics = nullptr) {
+          metrics::ReconcileMetrics* metrics = nullptr,
+          workqueue::WorkqueueMetricsProvider* queue_metrics = nullptr) {
     RotatorOptions o;
     o.metrics = metrics;
+    o.queue_metrics = queue_metrics;
     o.ns = "ns";
     o.secret_name = "cert";
     o.mutating_configuration = "defaulter";
@@ -355,6 +359,38 @@ TEST_CASE("Start() acts on a change of the Secret without waiting for its schedu
   a.rotator->Stop();
   CHECK(a.Served() != first);
   CHECK(a.Served() == ReadState(client).serving);
+}
+
+TEST_CASE("Start() queues passes on the cert-rotator workqueue; a failed one is retried",
+          "[rotator]") {
+  FakeClient client;
+  metrics::Registry registry;
+  metrics::PrometheusWorkqueueMetrics queue_metrics(registry);
+  Time now = kT0;
+  Replica a(client, "a", &now, nullptr, &queue_metrics);
+  // The value of a series of the queue (upstream's labels), -1 while it is not exported.
+  auto value = [&](const std::string& family, const std::string& more = "") {
+    const std::string series =
+        family + "{controller=\"cert-rotator\",name=\"cert-rotator\"" + more + "} ";
+    const std::string text = registry.Text();
+    const size_t at = text.find(series);
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size()));
+  };
+  a.rotator->Start();
+  // No Secret yet: each pass fails and is queued again with backoff (0.5 s, then 1 s).
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < deadline && value("workqueue_retries_total") < 2) {
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(value("workqueue_retries_total") >= 2);
+  CHECK_FALSE(a.rotator->ready());
+  SeedCluster(client);
+  REQUIRE(a.rotator->WaitReady(20s));
+  a.rotator->Stop();
+  CHECK(value("workqueue_adds_total") >= 3);
+  CHECK(value("workqueue_work_duration_seconds_count") >= 3);
+  CHECK(value("workqueue_queue_duration_seconds_count") >= 3);
+  CHECK(value("workqueue_depth", ",priority=\"0\"") == 0);
 }
 
 }  // namespace
