@@ -27,8 +27,10 @@ core over the interval), threads and open fds from /proc.
 Verdict: a least-squares line through RSS over the second half of the run (the first half is
 warm-up: caches fill, allocator arenas settle). "flat" when its slope is below
 --threshold-mb-per-hour for both services, else "growing" and exit status 1. The threshold is
-printed with the result. Run 20 minutes or more for a verdict: warm-up lasts about 10 minutes
-here, and a shorter run's second half still climbs with it (docs/benchmarks-history.md, "soak").
+printed with the result. Run 20 minutes or more for a verdict: most of the warm-up is over after
+10 minutes, and a shorter run's second half still climbs with it; the controller's last ~1 MB
+comes by about minute 55, so a 30-minute slope is an upper bound (docs/benchmarks-history.md,
+"soak", round 17).
 
 Usage: hack/bench/soak/run.py [--minutes 10] [--rate 2] [--live 60] [--complete-every 2]
          [--burst 0] [--burst-every 240]
