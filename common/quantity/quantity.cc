@@ -209,25 +209,15 @@ std::optional<Quantity> Quantity::ParsePlain(std::string_view str) {
   if (n == 0 || n > kMaxPlainDigits || str[0] == '0') return std::nullopt;
   const Suffix* suffix = FindSuffix(str.substr(n));
   if (suffix == nullptr) return std::nullopt;
-  int64_t number = 0;
-  for (char c : str.substr(0, n)) number = number * 10 + (c - '0');
-  // Such a text prints as written unless its trailing zeros make a larger suffix canonical
-  // ("1000" -> "1k", "2048Mi" -> "2Gi"). Keeping it as text_ spares decoders, which print every
-  // quantity they read, the canonical print: 63 of a cold validate call's 874 code lines.
-  const bool as_written = number % (suffix->base == 10 ? 1000 : 1024) != 0;
-  std::optional<Quantity> q;
-  if (suffix->base == 10) {
-    q = Quantity(number, suffix->exponent, Format::kDecimalSI);  // strips trailing zeros
-  } else {
-    // Above 2^63-1 the general path caps the value: leave those to it.
-    int64_t value = 0;
-    if (__builtin_mul_overflow(number, int64_t{1} << suffix->exponent, &value)) {
-      return std::nullopt;
-    }
-    q = Quantity(value, 0, Format::kBinarySI);
-  }
-  if (as_written) q->text_ = str;
-  return q;
+  int64_t value = 0;
+  for (char c : str.substr(0, n)) value = value * 10 + (c - '0');
+  // The constructor strips trailing zeros. No text_: where upstream keeps such a text it is the
+  // canonical one ("500m", "4Gi"), and where it does not, it prints canonically too ("1000" ->
+  // "1k", "1024Mi" -> "1Gi").
+  if (suffix->base == 10) return Quantity(value, suffix->exponent, Format::kDecimalSI);
+  // Above 2^63-1 the general path caps the value: leave those to it.
+  if (__builtin_mul_overflow(value, int64_t{1} << suffix->exponent, &value)) return std::nullopt;
+  return Quantity(value, 0, Format::kBinarySI);
 }
 
 StatusOr<Quantity> Quantity::Parse(std::string_view str) {
