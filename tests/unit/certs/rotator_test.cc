@@ -12,11 +12,13 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "common/encoding/base64.h"
 #include "common/kube/rest_mapper.h"
 #include "common/kube/testing/fake_client.h"
+#include "common/metrics/metrics.h"
 #include "common/metrics/workqueue.h"
 
 namespace trainer::certs {
@@ -29,6 +31,14 @@ const Time kT0 = std::chrono::system_clock::from_time_t(1767225600);  // 2026-01
 const std::vector<std::string> kNames = {"trainer-webhook.ns.svc"};
 
 json::Value Parse(std::string_view text) { return json::Parse(text).value(); }
+
+// The value of `series` (family and labels, as the text exposition writes them) in `registry`,
+// -1 while it is not exported.
+double SeriesValue(const metrics::Registry& registry, const std::string& series) {
+  const std::string text = registry.Text();
+  const size_t at = text.find(series + " ");
+  return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 1));
+}
 
 void SeedCluster(FakeClient& c, bool configurations = true) {
   c.Seed(kube::kSecrets, Parse(R"({"apiVersion":"v1","kind":"Secret","type":"Opaque",
@@ -215,12 +225,7 @@ TEST_CASE("every pass is one cert-rotator reconcile; a failed pass is an error",
   metrics::ReconcileMetrics m(registry, "cert-rotator", 1);
   Time now = kT0;
   Replica a(client, "a", &now, &m);
-  auto count = [&](const std::string& series) {
-    std::string text = registry.Text();
-    size_t at = text.find(series + " ");
-    REQUIRE(at != std::string::npos);
-    return std::stod(text.substr(at + series.size() + 1));
-  };
+  auto count = [&](const std::string& series) { return SeriesValue(registry, series); };
   const std::string c = "{controller=\"cert-rotator\"";
   REQUIRE_FALSE(a.rotator->Step().ok());  // no Secret yet
   CHECK(count("controller_runtime_reconcile_total" + c + ",result=\"error\"}") == 1);
@@ -370,11 +375,8 @@ TEST_CASE("Start() queues passes on the cert-rotator workqueue; a failed one is 
   Replica a(client, "a", &now, nullptr, &queue_metrics);
   // The value of a series of the queue (upstream's labels), -1 while it is not exported.
   auto value = [&](const std::string& family, const std::string& more = "") {
-    const std::string series =
-        family + "{controller=\"cert-rotator\",name=\"cert-rotator\"" + more + "} ";
-    const std::string text = registry.Text();
-    const size_t at = text.find(series);
-    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size()));
+    return SeriesValue(registry,
+                       family + "{controller=\"cert-rotator\",name=\"cert-rotator\"" + more + "}");
   };
   a.rotator->Start();
   // No Secret yet: each pass fails and is queued again with backoff (0.5 s, then 1 s).
