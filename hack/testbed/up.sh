@@ -20,6 +20,8 @@
 #   --service-accounts   ServiceAccount admission and the ServiceAccount controllers without a
 #                        node: pods get their namespace's default ServiceAccount, as in a real
 #                        cluster (a projected serviceAccountToken volume needs one; TrainJobStatus)
+# With TESTBED_PROFILING=1 in the environment the kube-apiserver serves /debug/pprof to the admin
+# (`kubectl get --raw '/debug/pprof/profile?seconds=30'`).
 # The optional parts are started by hack/testbed/add.sh, which can also add them later.
 # Refuses to start on a directory whose processes still run; stale state is cleaned up. Stop
 # with hack/testbed/down.sh. See hack/testbed/README.md for the layout of $TESTBED_DIR.
@@ -142,6 +144,10 @@ admission=(--disable-admission-plugins=ServiceAccount)
 ((want_node)) && admission=(--kubelet-preferred-address-types=InternalIP)
 ((want_sa && !want_node)) && admission=()
 API_URL="https://127.0.0.1:$API_PORT"
+# TESTBED_PROFILING=1 serves Go's /debug/pprof to the admin (kubectl get --raw), to see where a
+# benchmark's apiserver seconds go; the handlers cost nothing until asked.
+profiling=false
+[[ "${TESTBED_PROFILING:-0}" == 1 ]] && profiling=true
 testbed_start kube-apiserver "$BIN/kube-apiserver" \
   --etcd-servers="$ETCD_URL" \
   --bind-address=127.0.0.1 --secure-port="$API_PORT" --advertise-address=127.0.0.1 \
@@ -155,7 +161,7 @@ testbed_start kube-apiserver "$BIN/kube-apiserver" \
   --service-cluster-ip-range=10.0.0.0/24 \
   --endpoint-reconciler-type=none \
   --allow-privileged=true \
-  --profiling=false
+  --profiling="$profiling"
 curl_admin() {
   curl -fsS --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "$@"
 }
