@@ -1,8 +1,10 @@
 // ParseOptions (see options.h).
 #include "controller/options.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "common/flags/flags.h"
 #include "common/service/options.h"
@@ -37,7 +39,7 @@ std::vector<flags::Flag> ControllerFlags(Options& o, std::string* gates) {
        flags::Duration(&o.progress_stale_after, std::chrono::seconds(1))},
       {"trainjob-workers",
        "Concurrent TrainJob reconciles (or the file's groupKindConcurrency of TrainJobs).",
-       flags::Int(&o.trainjob_workers, 1, 1000)},
+       flags::Int(&o.trainjob_workers, 1, kMaxTrainJobWorkers)},
       {"kube-api-qps", "Client-side QPS limit; 0 turns it off (or the file's clientConnection).",
        flags::Double(&o.kube_api_qps, 0, kMaxQps)},
       {"kube-api-burst", "Client-side burst.", flags::Int(&o.kube_api_burst, 0, INT32_MAX)},
@@ -66,11 +68,25 @@ flags::FlagSet Flags(Options& o, std::string* gates) {
                         service::ServiceFlags(o.frame, ControllerFlags(o, gates)));
 }
 
-void ApplyConfiguration(const service::Configuration& cfg, const flags::FlagSet& fs, Options& o) {
-  if (auto it = cfg.group_kind_concurrency.find(kTrainJobGroupKind);
-      it != cfg.group_kind_concurrency.end() && !fs.Given("trainjob-workers")) {
-    o.trainjob_workers = it->second;
+// The file's TrainJob concurrency, capped at the flag's maximum. Upstream ignores the key (one
+// worker whatever it says), so any value its validation accepts (>= 1) must start us too.
+void ApplyTrainJobConcurrency(const service::Configuration& cfg, const flags::FlagSet& fs,
+                              Options& o) {
+  auto it = cfg.group_kind_concurrency.find(kTrainJobGroupKind);
+  if (it == cfg.group_kind_concurrency.end() || fs.Given("trainjob-workers")) {
+    return;
   }
+  o.trainjob_workers = std::min(it->second, kMaxTrainJobWorkers);
+  if (it->second > kMaxTrainJobWorkers) {
+    o.frame.capped_config_values.push_back(
+        "controller.groupKindConcurrency[" + std::string(kTrainJobGroupKind) +
+        "]: " + std::to_string(it->second) + ", " + std::to_string(kMaxTrainJobWorkers) +
+        " TrainJob workers run");
+  }
+}
+
+void ApplyConfiguration(const service::Configuration& cfg, const flags::FlagSet& fs, Options& o) {
+  ApplyTrainJobConcurrency(cfg, fs, o);
   if (cfg.Has("certManagement.webhookServiceName") && !fs.Given("webhook-service-name")) {
     o.webhook_service_name = cfg.webhook_service_name;
   }
@@ -133,11 +149,6 @@ Status Settle(const flags::FlagSet& fs, const std::string& gates, Options& o) {
   ASSIGN_OR_RETURN(
       o.feature_gates,
       features::FromConfigAndFlag(cfg ? cfg->feature_gates : std::map<std::string, bool>{}, gates));
-  if (o.trainjob_workers < 1 || o.trainjob_workers > 1000) {
-    return InvalidArgumentError(
-        "controller.groupKindConcurrency[" + std::string(kTrainJobGroupKind) +
-        "]: " + std::to_string(o.trainjob_workers) + " is out of range [1, 1000]");
-  }
   return OkStatus();
 }
 

@@ -24,6 +24,8 @@
 namespace trainer::controller {
 
 inline constexpr char kTrainJobGroupKind[] = "TrainJob.trainer.kubeflow.org";
+// --trainjob-workers' maximum; a larger groupKindConcurrency in the file is capped to it.
+inline constexpr int kMaxTrainJobWorkers = 1000;
 
 struct Options {
   std::string kubeconfig;

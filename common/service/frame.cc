@@ -181,6 +181,9 @@ int Frame::Run(const Factory& make) {
     log::Info("configuration fields that do not apply to " + options_.program + " are ignored",
               {{"fields", Join(options_.ignored_config_fields)}});
   }
+  for (const std::string& capped : options_.capped_config_values) {
+    log::Info("a configuration value is capped", {{"value", capped}});
+  }
   signals_ = std::make_unique<SignalThread>(stop_);
   StatusOr<std::unique_ptr<Runnable>> service = make(*this);
   Status result = service.status();

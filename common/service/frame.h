@@ -61,6 +61,9 @@ struct FrameOptions {
   } zap;
   // Configuration file fields this service does not use, logged once at start-up.
   std::vector<std::string> ignored_config_fields;
+  // Configuration file values this service uses only in part ("field: what is used"), logged
+  // once at start-up.
+  std::vector<std::string> capped_config_values;
 };
 
 // The work of a service. Run blocks until `stop` is requested (then finishes in-flight work and

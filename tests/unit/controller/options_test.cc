@@ -121,6 +121,44 @@ TEST_CASE("leader election timings client-go would refuse are refused", "[option
   std::filesystem::remove(path);
 }
 
+TEST_CASE("a groupKindConcurrency above the workers' maximum is capped, not refused", "[options]") {
+  // Upstream runs one worker whatever the key says, so a file it starts with must start us.
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "trainer-controller-options-test-gkc.yaml";
+  auto with = [&](int workers, std::vector<std::string> more = {}) {
+    std::ofstream(path) << "apiVersion: config.trainer.kubeflow.org/v1alpha1\n"
+                           "kind: Configuration\n"
+                           "controller:\n  groupKindConcurrency:\n"
+                           "    TrainJob.trainer.kubeflow.org: " << workers << "\n";
+    more.insert(more.begin(), {"--config", path.string()});
+    return ParseOptions(more);
+  };
+  StatusOr<Options> o = with(5000);
+  REQUIRE(o.ok());
+  CHECK(o->trainjob_workers == kMaxTrainJobWorkers);
+  CHECK(o->frame.capped_config_values ==
+        std::vector<std::string>{
+            "controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]: 5000, 1000 TrainJob "
+            "workers run"});
+  o = with(1000);
+  REQUIRE(o.ok());
+  CHECK(o->trainjob_workers == 1000);
+  CHECK(o->frame.capped_config_values.empty());
+  o = with(5000, {"--trainjob-workers=7"});  // the flag wins, and nothing is capped
+  REQUIRE(o.ok());
+  CHECK(o->trainjob_workers == 7);
+  CHECK(o->frame.capped_config_values.empty());
+  // Upstream's own validation still refuses what it refuses.
+  o = with(0);
+  REQUIRE_FALSE(o.ok());
+  CHECK(o.status().message().find("controller.groupKindConcurrency[TrainJob.trainer.kubeflow.org]: "
+                                  "Invalid value: 0: must be greater than 0") != std::string::npos);
+  // The flag is ours: out of its range is an error.
+  CHECK(ParseOptions({"--trainjob-workers=5000"}).status().message() ==
+        "flag \"--trainjob-workers\": 5000 is out of range [1, 1000]");
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("the file's fields the controller does not use are listed once", "[options]") {
   StatusOr<Options> o = ParseOptions({"--config", kUpstreamConfig});
   REQUIRE(o.ok());
