@@ -60,8 +60,9 @@ Ratio = controller seconds / floor seconds. At the end, every unit of RESULTS is
 RESULTS/scale.json (the document hack/bench/plot.py reads) and printed as a table.
 
 How long it takes (2 cores, idle): 1k about 3 min (8 min at load average 22), 10k about 25 min
-(upstream alone ~12 of them at QPS 50), 100k about 1.5 h (estimated: ten times 10k per unit;
-etcd then holds ~1.4 GB). Run the sizes apart with --sizes, and add upstream's with
+(upstream alone ~12 of them at QPS 50), 100k 41 min with --floors owned (2026-12-07: each unit
+10-11 min of work and 2-3.5 min to create the TrainJobs; the two writes floors add ~20 min;
+etcd then holds ~0.6 GB). Run the sizes apart with --sizes, and add upstream's with
 --upstream-sizes: the results directory collects them.
 
 Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10000]
