@@ -323,6 +323,27 @@ class Watches:
             t.join(5)
 
 
+@contextlib.contextmanager
+def apiserver_profile(bed, path, seconds):
+    """A CPU profile of the test bed's kube-apiserver (started with TESTBED_PROFILING=1) over
+    the first SECONDS of the block, written to PATH (`go tool pprof -top PATH` reads it). The
+    exit waits for the profile to end. No-op when SECONDS is 0."""
+    if not seconds:
+        yield
+        return
+    with open(path, "wb") as out:
+        proc = subprocess.Popen(
+            [bed.kubectl_bin, "--kubeconfig", bed.kubeconfig, "get", "--raw",
+             "/debug/pprof/profile?seconds=%d" % seconds], stdout=out, stderr=subprocess.PIPE)
+        try:
+            yield
+        finally:
+            _, err = proc.communicate(timeout=seconds + 60)
+            if proc.returncode != 0:
+                raise RuntimeError("apiserver profile: %s (is TESTBED_PROFILING=1 set?)" %
+                                   err.decode(errors="replace").strip())
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -68,7 +68,15 @@ etcd then holds ~0.6 GB). Run the sizes apart with --sizes, and add upstream's w
 Usage: hack/bench/scale.py [--sizes 1000,10000,100000] [--upstream-sizes 1000,10000]
          [--floors owned,writes,watched,ordered,jobsets] [--workers 5] [--results DIR] [--force]
          [--bin build/bin] [--upstream-bin PATH] [--upstream-qps Q --upstream-burst B]
+         [--profile-seconds S]
 --sizes "" or --upstream-sizes "" skips that side; --floors "" skips the floors.
+--profile-seconds S: the test beds' apiservers serve Go's pprof (TESTBED_PROFILING=1), and each
+unit's timed part (a floor's writes; a controller's first wave from its start) runs under an
+S-second CPU profile of the apiserver, written to RESULTS/<unit>.apiserver-cpu.pb.gz: `go tool
+pprof -top -cum` of a floor's and ours' side by side shows what the controller costs the
+apiserver beyond the writes. Take S shorter than the shortest timed part (a unit waits for its
+profile); sampling at 100 Hz costs the apiserver little, but compare profiled runs with each
+other.
 """
 
 import argparse
@@ -124,7 +132,7 @@ FLOOR_KINDS = ("owned", "writes", "watched", "ordered", "jobsets")
 WATCHED = ("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "/api/v1/configmaps")
 
 
-def run_floor(args, work, kind, n):
+def run_floor(args, work, kind, n, profile):
     templates = render_objects(args.bin, work, owned=kind == "owned")
     files = [templates["jobset"]] if kind == "jobsets" else [templates["configmap"],
                                                               templates["jobset"]]
@@ -140,7 +148,8 @@ def run_floor(args, work, kind, n):
         with watches:
             cpu0, client0 = bed.cpu_seconds(), children_cpu_seconds()
             req0 = bed.apiserver_counts()
-            r = bench_apply(args.bin, bed, files, "floor", n, args.workers, *flags)
+            with benchlib.apiserver_profile(bed, profile, args.profile_seconds):
+                r = bench_apply(args.bin, bed, files, "floor", n, args.workers, *flags)
             cpu = cpu_delta(cpu0, bed.cpu_seconds())
             cpu["trainer-bench-apply"] = round(children_cpu_seconds() - client0, 2)
             requests = count_delta(req0, bed.apiserver_counts())
@@ -235,7 +244,7 @@ def new_trainjob_timing(bed, ns, name="after-restart"):
         watch.wait()
 
 
-def run_controller(args, work, impl, n):
+def run_controller(args, work, impl, n, profile):
     timeout = max(600, n // 10)
     ctrls = benchlib.Controllers(impl, args.bin, args.workers, args.upstream_bin,
                                  args.upstream_qps, args.upstream_burst)
@@ -253,8 +262,10 @@ def run_controller(args, work, impl, n):
         cpu0, req0 = bed.cpu_seconds(), bed.apiserver_counts()
         c = ctrls.start(bed, work, log_path)
         try:
-            r["ready_seconds"] = round(c.wait_ready(timeout), 2)
-            r["seconds"] = round(benchlib.wait_count(api, JOBSETS % ns, n, c, timeout * 6), 2)
+            with benchlib.apiserver_profile(bed, profile, args.profile_seconds):
+                r["ready_seconds"] = round(c.wait_ready(timeout), 2)
+                r["seconds"] = round(benchlib.wait_count(api, JOBSETS % ns, n, c, timeout * 6),
+                                     2)
             # Which process paid for the first wave: with the floors' figures, where a ratio's
             # extra seconds went (the controller's own CPU is cpu_seconds).
             r["testbed_cpu_seconds"] = cpu_delta(cpu0, bed.cpu_seconds())
@@ -385,7 +396,10 @@ def main():
     ap.add_argument("--upstream-bin", default="")
     ap.add_argument("--upstream-qps", type=float, default=None)
     ap.add_argument("--upstream-burst", type=int, default=None)
+    ap.add_argument("--profile-seconds", type=int, default=0)
     args = ap.parse_args()
+    if args.profile_seconds:
+        os.environ["TESTBED_PROFILING"] = "1"  # the test beds' apiservers serve /debug/pprof
     todo = units(args)
     if any(u[2] == "upstream" for u in todo):
         args.upstream_bin = benchlib.upstream_binary(args.upstream_bin)
@@ -399,8 +413,9 @@ def main():
         doc = benchlib.envelope("scale-unit", args)
         t = time.time()
         with benchlib.work_dir("bench-scale-") as work:
-            doc["result"] = (run_floor(args, work, which, n) if what == "floor"
-                             else run_controller(args, work, which, n))
+            profile = path[:-len(".json")] + ".apiserver-cpu.pb.gz"
+            doc["result"] = (run_floor(args, work, which, n, profile) if what == "floor"
+                             else run_controller(args, work, which, n, profile))
             controller_log = os.path.join(work, "%s-%d.log" % (which, n))
             if os.path.exists(controller_log):  # kept next to the result, for what it did
                 shutil.copyfile(controller_log, path[:-len(".json")] + ".log")
