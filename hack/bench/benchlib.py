@@ -339,9 +339,9 @@ def apiserver_profile(bed, path, seconds):
             yield
         finally:
             _, err = proc.communicate(timeout=seconds + 60)
-            if proc.returncode != 0:
-                raise RuntimeError("apiserver profile: %s (is TESTBED_PROFILING=1 set?)" %
-                                   err.decode(errors="replace").strip())
+    if proc.returncode != 0:  # only when the block itself went well: its error comes first
+        raise RuntimeError("apiserver profile: %s (is TESTBED_PROFILING=1 set?)" %
+                           err.decode(errors="replace").strip())
 
 
 def free_port():
