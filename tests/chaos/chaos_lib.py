@@ -366,21 +366,45 @@ def body_of(data):
 
 
 class Conn:
-    """One TLS connection to the webhook."""
+    """One TLS connection to the webhook. A test may write on it from one thread while another
+    waits for the server's answer: OpenSSL forbids using one connection from two threads at
+    once, and Python's ssl module runs both calls without the GIL (a crash of the test, seen
+    once in CI), so every call on the socket holds the connection's lock."""
 
     def __init__(self, port, ctx, handshake=True):
         self.raw = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.sock = ctx.wrap_socket(self.raw, server_hostname="127.0.0.1") if handshake \
             else self.raw
+        self.lock = threading.Lock()
+        self.closing = False
 
     def send(self, data):
-        self.sock.sendall(data)
+        with self.lock:
+            self.sock.sendall(data)
+
+    def wait_answer_or_close(self, timeout):
+        """Returns once the server sends something or closes (or after `timeout`). Reads in
+        short turns, so that a writer on another thread gets the connection in between."""
+        deadline = time.time() + timeout
+        while time.time() < deadline and not self.closing:
+            with self.lock:
+                self.sock.settimeout(0.2)
+                try:
+                    self.sock.recv(4096)  # data, or b"" on a close
+                    return
+                except socket.timeout:
+                    pass
+                except (ssl.SSLError, OSError):
+                    return
+            time.sleep(0.01)  # the lock is not fair: let a waiting writer take it
 
     def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self.closing = True  # a waiting reader lets go of the lock within its turn
+        with self.lock:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
 
 
 def one_shot(port, ctx, payload, bound=5.0):

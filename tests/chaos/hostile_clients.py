@@ -144,11 +144,7 @@ class Watcher:
 
     def watch(self, conn, start):
         def run():
-            conn.sock.settimeout(300)
-            try:
-                conn.sock.recv(4096)  # an answer or the close, whichever comes first
-            except (socket.timeout, ssl.SSLError, OSError):
-                pass
+            conn.wait_answer_or_close(300)  # an answer or the close, whichever comes first
             with self.lock:
                 self.closed_after.append(time.time() - start)
         t = threading.Thread(target=run, daemon=True)
