@@ -43,7 +43,8 @@ Usage: hack/bench/admission/run.py [--mode interleaved|sequential] [--count 1000
 --null-variant adds a null webhook answering differently (a JSONPatch on mutate, a bigger
 response, after --spin of busy work), to take apart what the apiserver pays for: what ours
 answers, or its server's time; --ours-variant adds a trainer-webhook with other flags,
---ours-build one from another build (PATH: its trainer-webhook binary).
+--ours-build one from another build (PATH: its trainer-webhook binary). Each trainer-webhook
+configuration runs its own copy of the binary, so that none runs on another's cached code.
 Writes BASE.json and BASE.txt (default .local/bench/admission-<time>); interleaved, about 45 s per
 round at --count 1000 with four configurations (2 cores, idle), plus ~50 s to start.
 """
@@ -52,6 +53,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import ssl
 import subprocess
 import sys
@@ -149,12 +151,27 @@ def start_servers(args, bed, work):
     return servers
 
 
+def private_copy(binary, work, name):
+    """BINARY copied for configuration NAME alone (a script, as --ours-build may name, is run as
+    given). Processes that run one file share its code's memory, so each call of one would warm
+    the caches for the next call of another: a build compared with ours would be measured partly
+    on ours' cache lines (docs/benchmarks-history.md, round 22)."""
+    with open(binary, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            return binary
+    path = os.path.join(work, "bin-" + name, os.path.basename(binary))
+    os.makedirs(os.path.dirname(path))
+    shutil.copy2(binary, path)
+    return path
+
+
 def start_ours(args, bed, work, certs, name, extra, binary=""):
     """trainer-webhook (BINARY, or the one in --bin) reading runtimes from the cluster, as
-    deployed, with EXTRA flags."""
+    deployed, with EXTRA flags, from a copy of its own."""
     port, health, metrics = free_port(), free_port(), free_port()
+    binary = private_copy(binary or os.path.join(args.bin, "trainer-webhook"), work, name)
     ours = benchlib.Service(
-        [binary or os.path.join(args.bin, "trainer-webhook"), "--port=%d" % port,
+        [binary, "--port=%d" % port,
          "--cert-dir=%s" % certs,
          "--kubeconfig=%s" % bed.kubeconfig, "--metrics-bind-address=127.0.0.1:%d" % metrics,
          "--health-probe-bind-address=127.0.0.1:%d" % health, *extra],
