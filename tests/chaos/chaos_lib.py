@@ -388,6 +388,7 @@ class Conn:
         deadline = time.time() + timeout
         while time.time() < deadline and not self.closing:
             with self.lock:
+                writers_timeout = self.sock.gettimeout()  # send() keeps the connection's own
                 self.sock.settimeout(0.2)
                 try:
                     self.sock.recv(4096)  # data, or b"" on a close
@@ -396,6 +397,8 @@ class Conn:
                     pass
                 except (ssl.SSLError, OSError):
                     return
+                finally:
+                    self.sock.settimeout(writers_timeout)
             time.sleep(0.01)  # the lock is not fair: let a waiting writer take it
 
     def close(self):
