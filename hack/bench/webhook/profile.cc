@@ -145,7 +145,7 @@ int Main(int argc, char** argv) {
   std::printf("HTTP %d %s\n", first.status, first.body.c_str());
   if (evict_bytes > 0) {
     std::vector<char> evict(static_cast<size_t>(evict_bytes));
-    std::vector<char> floor_buffer(size_t{4} << 20, 1);
+    std::vector<char> floor_buffer(floor_lines > 0 ? size_t{4} << 20 : 0, 1);
     const std::vector<size_t> lines = ScatteredLines(floor_buffer, floor_lines);
     const ColdTimes t = ColdMean(mux, path, *body, count, evict, floor_buffer, lines);
     std::printf("served %d requests, %.1f us each after writing %d bytes\n", count,
