@@ -344,11 +344,23 @@ def apiserver_profile(bed, path, seconds):
                            err.decode(errors="replace").strip())
 
 
+_ports_given = set()
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
+    """A port on 127.0.0.1 nobody listens on, never the same twice in one process: the kernel
+    offers a closed probe port again, and callers pick several before binding any."""
+    held = []
+    while True:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        p = s.getsockname()[1]
+        if p not in _ports_given:
+            break
+        held.append(s)
+    for h in held + [s]:
+        h.close()
+    _ports_given.add(p)
     return p
 
 

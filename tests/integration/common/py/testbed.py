@@ -9,6 +9,7 @@ Defaults come from the environment ctest sets: TESTBED_DIR (kubeconfig, pki/), T
 KUBECTL overrides the test bed's kubectl.
 """
 
+import fcntl
 import glob
 import json
 import os
@@ -101,11 +102,39 @@ class Kubectl:
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A port on 127.0.0.1 nobody listens on and this test bed has not handed out before. The
+    kernel offers a closed probe port again, and callers pick several before binding any, so the
+    bed's ledger ($TESTBED_DIR/ports, shared with hack/testbed/lib.sh testbed_free_port) is
+    consulted and extended under a lock."""
+    bed = os.environ.get("TESTBED_DIR", "")
+    ledger = open(os.path.join(bed, "ports"), "a+") if bed and os.path.isdir(bed) else None
+    try:
+        if ledger:
+            fcntl.flock(ledger, fcntl.LOCK_EX)
+            ledger.seek(0)
+        given = set(ledger.read().split()) if ledger else set()
+        given |= {str(p) for p in _ports_given}
+        held = []  # refused ports stay bound so the kernel offers another
+        while True:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            if str(port) not in given:
+                break
+            held.append(s)
+        s.close()
+        for h in held:
+            h.close()
+        if ledger:
+            ledger.write(f"{port}\n")
+        _ports_given.add(port)
+        return port
+    finally:
+        if ledger:
+            ledger.close()
+
+
+_ports_given = set()  # also without a bed directory, one process never gets a port twice
 
 
 def wait_for(what, fn, timeout=30.0, interval=0.1):
