@@ -198,7 +198,8 @@ up() {
   wh_port=$(testbed_free_port) wh_metrics=$(testbed_free_port) wh_health=$(testbed_free_port)
   ctl_metrics=$(testbed_free_port) ctl_health=$(testbed_free_port)
   say "starting trainer-webhook (ServiceAccount $NS/trainer-webhook) on https://127.0.0.1:$wh_port"
-  testbed_start trainer-webhook "$(realpath "$bin/trainer-webhook")" --port="$wh_port" \
+  # Text logs: people read these (the services' default is JSON, as upstream's).
+  testbed_start trainer-webhook "$(realpath "$bin/trainer-webhook")" --log-format=text --port="$wh_port" \
     --cert-dir="$state/pki/serving-certs" --metrics-bind-address="127.0.0.1:$wh_metrics" \
     --health-probe-bind-address="127.0.0.1:$wh_health" --kubeconfig="$state/trainer-webhook.kubeconfig" \
     "${gate_flags[@]}" "${status_flags[@]}"
@@ -210,7 +211,7 @@ up() {
   testbed_kubectl apply --server-side --field-manager=trainer-deploy -f "$state/webhooks.json" >/dev/null
 
   say "starting trainer-controller (ServiceAccount $NS/trainer-controller, leader election)"
-  testbed_start trainer-controller "$(realpath "$bin/trainer-controller")" \
+  testbed_start trainer-controller "$(realpath "$bin/trainer-controller")" --log-format=text \
     --kubeconfig="$state/trainer-controller.kubeconfig" --leader-elect \
     --leader-election-namespace="$NS" --metrics-bind-address="127.0.0.1:$ctl_metrics" \
     --metrics-secure-serving=false --health-probe-bind-address="127.0.0.1:$ctl_health" \

@@ -51,7 +51,9 @@ struct FrameOptions {
   bool metrics_secure_serving = false;
   std::string metrics_cert_dir;
   int verbosity = 0;
-  std::string log_format = "text";  // text | json
+  // json | text. JSON as upstream's manager writes it (controller-runtime's production mode),
+  // so log pipelines set up for upstream keep parsing ours.
+  std::string log_format = "json";
   // Upstream's controller-runtime zap flags as given (upstream's manifests pass
   // --zap-log-level): applied to verbosity and log_format where -v and --log-format were not
   // given (LoadConfiguration); the Frame sets the logs' time encoding.

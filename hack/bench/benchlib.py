@@ -458,7 +458,8 @@ def our_controller(binary, kubeconfig, workers, log_path):
     health, metrics = free_port(), free_port()
     return Service([binary, "--kubeconfig", kubeconfig, "--trainjob-workers", str(workers),
                     "--health-probe-bind-address", "127.0.0.1:%d" % health,
-                    "--metrics-bind-address", "127.0.0.1:%d" % metrics, "-v=1"],
+                    "--metrics-bind-address", "127.0.0.1:%d" % metrics, "-v=1",
+                    "--log-format=text"],  # restart.py reads its lines
                    log_path, health_port=health, metrics_port=metrics)
 
 

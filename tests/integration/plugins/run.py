@@ -412,9 +412,20 @@ def case_coscheduling(ctl):
 
 def reconciled_since(ctl, mark):
     """TrainJob keys the controller reconciled after byte `mark` of its log (V(2) lines)."""
+    keys = set()
     with open(ctl.log_path) as f:
         f.seek(mark)
-        return sorted(set(re.findall(r'msg="Reconciling TrainJob" trainJob=(\S+)', f.read())))
+        for line in f:
+            if line.startswith("{"):  # --log-format=json, the default
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # a line still being written
+                if rec.get("msg") == "Reconciling TrainJob":
+                    keys.add(rec.get("trainJob"))
+            else:
+                keys.update(re.findall(r'msg="Reconciling TrainJob" trainJob=(\S+)', line))
+    return sorted(keys)
 
 
 def settled(ctl, quiet=2.0, timeout=60):

@@ -28,6 +28,7 @@ TEST_CASE("flags: defaults, forms, and precedence over the file", "[options]") {
   CHECK(o->frame.metrics_secure_serving);
   CHECK(o->frame.health_probe_bind_address == ":8081");
   CHECK(o->frame.program == "trainer-controller");
+  CHECK(o->frame.log_format == "json");  // upstream's manager logs JSON by default
 
   o = ParseOptions({"--trainjob-workers=8", "--leader-elect", "--kube-api-qps", "20",
                     "--lifecycle-conditions=true", "--zap-log-level=2", "--zap-encoder=json"});

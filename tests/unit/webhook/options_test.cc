@@ -26,7 +26,7 @@ TEST_CASE("defaults match upstream's manager and the brief") {
   CHECK(o->frame.metrics_bind_address == ":8080");
   CHECK_FALSE(o->frame.metrics_secure_serving);
   CHECK(o->frame.health_probe_bind_address == ":8081");
-  CHECK(o->frame.log_format == "text");
+  CHECK(o->frame.log_format == "json");  // controller-runtime's production mode
   CHECK(o->frame.verbosity == 0);
   CHECK(o->frame.program == "trainer-webhook");
   CHECK(o->threads == 16);
@@ -60,13 +60,13 @@ TEST_CASE("upstream's zap flags") {
     int verbosity;
     const char* log_format;
   } cases[] = {
-      {{}, 0, "text"},  // without the zap flags, our defaults
+      {{}, 0, "json"},  // without any flag, JSON like upstream's production mode
       {{"--zap-log-level=2", "--zap-encoder=json", "--zap-devel", "--zap-stacktrace-level=panic",
         "--zap-time-encoding=rfc3339"},
        2,
        "json"},
       {{"--zap-log-level=debug", "--zap-encoder=console"}, 1, "text"},
-      {{"--zap-log-level=Error"}, 0, "text"},
+      {{"--zap-log-level=Error"}, 0, "json"},  // upstream's manifests pass only this one
       // -v and --log-format win, wherever they are.
       {{"--v=3", "--zap-log-level=2", "--log-format=text", "--zap-encoder=json"}, 3, "text"},
       // --zap-devel picks zap's development (console, debug) or production (JSON, info)
