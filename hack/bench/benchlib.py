@@ -21,6 +21,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -29,6 +30,8 @@ import urllib.request
 import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "hack", "testbed"))
+import free_port as _free_port  # noqa: E402
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/%s/trainjobs"
 JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets"
 CONFIGMAPS = "/api/v1/namespaces/%s/configmaps"
@@ -344,24 +347,9 @@ def apiserver_profile(bed, path, seconds):
                            err.decode(errors="replace").strip())
 
 
-_ports_given = set()
-
-
 def free_port():
-    """A port on 127.0.0.1 nobody listens on, never the same twice in one process: the kernel
-    offers a closed probe port again, and callers pick several before binding any."""
-    held = []
-    while True:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        p = s.getsockname()[1]
-        if p not in _ports_given:
-            break
-        held.append(s)
-    for h in held + [s]:
-        h.close()
-    _ports_given.add(p)
-    return p
+    """A port on 127.0.0.1 nobody listens on, never the same twice in one process."""
+    return _free_port.free_port()
 
 
 def http_get(port, path):

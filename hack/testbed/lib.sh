@@ -83,33 +83,13 @@ testbed_wait_for() {
 }
 
 # A TCP port on 127.0.0.1 nobody listens on right now. Ports come from the kernel's ephemeral
-# range, so test beds started at the same time do not collide. The kernel may hand out a port
-# again once its probe socket closes, and a bed picks several before anything binds them, so each
-# bed keeps a ledger (TESTBED_DIR/ports) and never hands out a port twice.
+# range, so test beds started at the same time do not collide; each bed keeps a ledger
+# (TESTBED_DIR/ports) and never hands out a port twice (free_port.py says why).
 testbed_free_port() {
   local ledger=""
   [[ -n ${TESTBED_DIR:-} && -d $TESTBED_DIR ]] && ledger="$TESTBED_DIR/ports"
   if command -v python3 >/dev/null 2>&1; then
-    python3 - "$ledger" <<'PY'
-import fcntl, socket, sys
-ledger = sys.argv[1]
-f = open(ledger, "a+") if ledger else None
-if f:
-    fcntl.flock(f, fcntl.LOCK_EX)
-    f.seek(0)
-given = set(f.read().split()) if f else set()
-held = []  # sockets kept open so a refused port is not offered again in this loop
-while True:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = str(s.getsockname()[1])
-    if port not in given:
-        break
-    held.append(s)
-if f:
-    f.write(port + "\n")
-print(port)
-PY
+    python3 "$TESTBED_ROOT/hack/testbed/free_port.py" "$ledger"
     return
   fi
   local port

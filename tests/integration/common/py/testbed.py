@@ -9,7 +9,6 @@ Defaults come from the environment ctest sets: TESTBED_DIR (kubeconfig, pki/), T
 KUBECTL overrides the test bed's kubectl.
 """
 
-import fcntl
 import glob
 import json
 import os
@@ -28,6 +27,8 @@ import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                     ".."))
+sys.path.insert(0, os.path.join(ROOT, "hack", "testbed"))
+import free_port as _free_port  # noqa: E402
 
 
 def testbed_dir():
@@ -102,39 +103,10 @@ class Kubectl:
 
 
 def free_port():
-    """A port on 127.0.0.1 nobody listens on and this test bed has not handed out before. The
-    kernel offers a closed probe port again, and callers pick several before binding any, so the
-    bed's ledger ($TESTBED_DIR/ports, shared with hack/testbed/lib.sh testbed_free_port) is
-    consulted and extended under a lock."""
+    """A port on 127.0.0.1 nobody listens on, never one this test bed handed out before (its
+    ledger is shared with hack/testbed/lib.sh testbed_free_port)."""
     bed = os.environ.get("TESTBED_DIR", "")
-    ledger = open(os.path.join(bed, "ports"), "a+") if bed and os.path.isdir(bed) else None
-    try:
-        if ledger:
-            fcntl.flock(ledger, fcntl.LOCK_EX)
-            ledger.seek(0)
-        given = set(ledger.read().split()) if ledger else set()
-        given |= {str(p) for p in _ports_given}
-        held = []  # refused ports stay bound so the kernel offers another
-        while True:
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-            if str(port) not in given:
-                break
-            held.append(s)
-        s.close()
-        for h in held:
-            h.close()
-        if ledger:
-            ledger.write(f"{port}\n")
-        _ports_given.add(port)
-        return port
-    finally:
-        if ledger:
-            ledger.close()
-
-
-_ports_given = set()  # also without a bed directory, one process never gets a port twice
+    return _free_port.free_port(os.path.join(bed, "ports") if bed and os.path.isdir(bed) else None)
 
 
 def wait_for(what, fn, timeout=30.0, interval=0.1):
