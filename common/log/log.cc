@@ -150,12 +150,15 @@ void AppendTextKey(std::string& out, std::string_view k) {
   }
 }
 
-void Write(Level level, std::string_view msg, Fields fields) {
+void Write(Level level, std::string_view msg, Fields fields, const Where& where, int v = 1) {
   try {
+    const auto format = static_cast<Format>(g_format.load());
+    const std::string caller = format == Format::kJson ? ShortCaller(where) : std::string();
     std::string line =
-        FormatRecord(static_cast<Format>(g_format.load()), level, msg, fields,
+        FormatRecord(format, level, msg, fields,
                      FormatTime(static_cast<TimeEncoding>(g_time_encoding.load()),
-                                std::chrono::system_clock::now()));
+                                std::chrono::system_clock::now()),
+                     Origin{caller, v});
     line += '\n';
     std::lock_guard<std::mutex> lock(g_write_mu);
     std::fwrite(line.data(), 1, line.size(), stderr);
@@ -163,6 +166,13 @@ void Write(Level level, std::string_view msg, Fields fields) {
   } catch (...) {
     // Logging must never take the process down (bad_alloc, a failing mutex).
   }
+}
+
+// zap's name for a level: logr's V(v) is zap level -v, which zap names "debug" for -1 and
+// "Level(-v)" below it.
+std::string JsonLevelName(Level level, int v) {
+  if (level == Level::kDebug && v >= 2) return "Level(-" + std::to_string(v) + ")";
+  return std::string(LevelName(level));
 }
 
 }  // namespace
@@ -218,19 +228,23 @@ Timestamp FormatTime(TimeEncoding encoding, std::chrono::system_clock::time_poin
 }
 
 std::string FormatRecord(Format format, Level level, std::string_view msg, Fields fields,
-                         const Timestamp& timestamp) {
+                         const Timestamp& timestamp, const Origin& origin) {
   if (format == Format::kJson) {
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     w.StartObject();
+    w.Key("level");
+    JsonString(w, JsonLevelName(level, origin.v));
     w.Key("ts");
     if (timestamp.number) {
       w.RawValue(timestamp.text.data(), timestamp.text.size(), rapidjson::kNumberType);
     } else {
       JsonString(w, timestamp.text);
     }
-    w.Key("level");
-    JsonString(w, LevelName(level));
+    if (!origin.caller.empty()) {
+      w.Key("caller");
+      JsonString(w, origin.caller);
+    }
     w.Key("msg");
     JsonString(w, msg);
     for (const auto& [k, v] : fields) {
@@ -258,11 +272,27 @@ std::string FormatRecord(Format format, Level level, std::string_view msg, Field
   return out;
 }
 
-void Info(std::string_view msg, Fields fields) { Write(Level::kInfo, msg, fields); }
-void Warn(std::string_view msg, Fields fields) { Write(Level::kWarn, msg, fields); }
-void Error(std::string_view msg, Fields fields) { Write(Level::kError, msg, fields); }
-void Debug(int v, std::string_view msg, Fields fields) {
-  if (V(v)) Write(Level::kDebug, msg, fields);
+std::string ShortCaller(const Where& where) {
+  std::string_view file = where.file_name();
+  size_t last = file.rfind('/');
+  if (last != std::string_view::npos && last > 0) {
+    size_t dir = file.rfind('/', last - 1);
+    file.remove_prefix(dir == std::string_view::npos ? 0 : dir + 1);
+  }
+  return std::string(file) + ":" + std::to_string(where.line());
+}
+
+void Info(std::string_view msg, Fields fields, Where where) {
+  Write(Level::kInfo, msg, fields, where);
+}
+void Warn(std::string_view msg, Fields fields, Where where) {
+  Write(Level::kWarn, msg, fields, where);
+}
+void Error(std::string_view msg, Fields fields, Where where) {
+  Write(Level::kError, msg, fields, where);
+}
+void Debug(int v, std::string_view msg, Fields fields, Where where) {
+  if (V(v)) Write(Level::kDebug, msg, fields, where, v);
 }
 
 }  // namespace trainer::log

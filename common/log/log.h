@@ -1,5 +1,8 @@
 // Structured logging for both services: one record per line on stderr, as key=value text or
-// JSON lines, with -v verbosity levels like klog/zap's.
+// JSON lines, with -v verbosity levels like klog/zap's. JSON records are shaped like those of
+// upstream's manager (controller-runtime's zap in production mode, with caller annotation):
+// {"level":"info","ts":...,"caller":"dir/file.cc:12","msg":...,<fields>}; a debug record of
+// verbosity v >= 2 has zap's level name for it, "Level(-v)".
 //
 //   log::Info("reconciled", {{"trainjob", "ns/name"}, {"duration", "12ms"}});
 //   if (log::V(4)) log::Debug(4, "watch event", {{"type", "MODIFIED"}});
@@ -13,6 +16,7 @@
 #include <chrono>
 #include <initializer_list>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,10 +33,16 @@ bool V(int v);
 
 using Fields = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
-void Info(std::string_view msg, Fields fields = {});
-void Warn(std::string_view msg, Fields fields = {});
-void Error(std::string_view msg, Fields fields = {});
-void Debug(int v, std::string_view msg, Fields fields = {});
+using Where = std::source_location;
+
+void Info(std::string_view msg, Fields fields = {}, Where where = Where::current());
+void Warn(std::string_view msg, Fields fields = {}, Where where = Where::current());
+void Error(std::string_view msg, Fields fields = {}, Where where = Where::current());
+void Debug(int v, std::string_view msg, Fields fields = {}, Where where = Where::current());
+
+// "dir/file.cc:12": the last directory and name of `where`'s file and its line, as zap's
+// ShortCallerEncoder writes a caller.
+std::string ShortCaller(const Where& where);
 
 // How the ts field is written: kDefault is RFC 3339 in UTC with microseconds; the others are
 // controller-runtime's --zap-time-encoding values with zap's encoders: epoch seconds and
@@ -50,12 +60,19 @@ struct Timestamp {
 };
 Timestamp FormatTime(TimeEncoding encoding, std::chrono::system_clock::time_point t);
 
+// Where a record comes from: its caller (JSON only; none when empty) and, for a debug record,
+// its verbosity.
+struct Origin {
+  std::string_view caller;
+  int v = 1;
+};
+
 // The formatted record without writing it (for tests).
 std::string FormatRecord(Format format, Level level, std::string_view msg, Fields fields,
-                         const Timestamp& timestamp);
+                         const Timestamp& timestamp, const Origin& origin = {});
 inline std::string FormatRecord(Format format, Level level, std::string_view msg, Fields fields,
-                                std::string_view timestamp) {
-  return FormatRecord(format, level, msg, fields, Timestamp{std::string(timestamp)});
+                                std::string_view timestamp, const Origin& origin = {}) {
+  return FormatRecord(format, level, msg, fields, Timestamp{std::string(timestamp)}, origin);
 }
 
 }  // namespace trainer::log

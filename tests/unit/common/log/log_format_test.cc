@@ -79,7 +79,7 @@ TEST_CASE("timestamps in each of zap's time encodings", "[unit][log]") {
       CHECK(ts.number == c.number);
       const std::string quoted = c.number ? ts.text : "\"" + ts.text + "\"";
       CHECK(FormatRecord(Format::kJson, Level::kInfo, "m", {}, ts) ==
-            R"({"ts":)" + quoted + R"(,"level":"info","msg":"m"})");
+            R"({"level":"info","ts":)" + quoted + R"(,"msg":"m"})");
       CHECK(FormatRecord(Format::kText, Level::kInfo, "m", {}, ts) ==
             "ts=" + ts.text + " level=info msg=m");
     }
@@ -98,7 +98,30 @@ TEST_CASE("levels are named like zap's", "[unit][log]") {
   CHECK(FormatRecord(Format::kText, Level::kError, "m", {}, "T") == "ts=T level=error msg=m");
   CHECK(FormatRecord(Format::kText, Level::kDebug, "m", {}, "T") == "ts=T level=debug msg=m");
   CHECK(FormatRecord(Format::kJson, Level::kInfo, "m", {}, "T") ==
-        R"({"ts":"T","level":"info","msg":"m"})");
+        R"({"level":"info","ts":"T","msg":"m"})");
+  // logr's V(v) is zap level -v: "debug" for V(1), "Level(-v)" below; text keeps "debug".
+  CHECK(FormatRecord(Format::kJson, Level::kDebug, "m", {}, "T", {.v = 1}) ==
+        R"({"level":"debug","ts":"T","msg":"m"})");
+  CHECK(FormatRecord(Format::kJson, Level::kDebug, "m", {}, "T", {.v = 2}) ==
+        R"j({"level":"Level(-2)","ts":"T","msg":"m"})j");
+  CHECK(FormatRecord(Format::kJson, Level::kDebug, "m", {}, "T", {.v = 10}) ==
+        R"j({"level":"Level(-10)","ts":"T","msg":"m"})j");
+  CHECK(FormatRecord(Format::kText, Level::kDebug, "m", {}, "T", {.v = 4}) ==
+        "ts=T level=debug msg=m");
+  // Other levels ignore v.
+  CHECK(FormatRecord(Format::kJson, Level::kWarn, "m", {}, "T", {.v = 4}) ==
+        R"({"level":"warn","ts":"T","msg":"m"})");
+}
+
+TEST_CASE("JSON records name their caller as zap does, text records do not", "[unit][log]") {
+  CHECK(FormatRecord(Format::kJson, Level::kInfo, "m", {{"k", "v"}}, "T",
+                     {.caller = "controller/manager.cc:12"}) ==
+        R"({"level":"info","ts":"T","caller":"controller/manager.cc:12","msg":"m","k":"v"})");
+  CHECK(FormatRecord(Format::kText, Level::kInfo, "m", {}, "T",
+                     {.caller = "controller/manager.cc:12"}) == "ts=T level=info msg=m");
+  // The last directory and the file name, then the line.
+  const Where here = Where::current();
+  CHECK(ShortCaller(here) == "log/log_format_test.cc:" + std::to_string(here.line()));
 }
 
 TEST_CASE("JSON records are valid JSON for any bytes", "[unit][log]") {
@@ -216,6 +239,10 @@ TEST_CASE("concurrent records come out as whole lines", "[unit][log]") {
     REQUIRE(v.ok());
     CHECK(v->Find("msg")->AsString() != "never printed");
     CHECK(v->Find("pad")->AsString().size() == 200);
+    // The record names the call above, and a V(4) record has zap's level for it.
+    CHECK(v->Find("caller")->AsString().rfind("log/log_format_test.cc:", 0) == 0);
+    const std::string& msg = v->Find("msg")->AsString();
+    CHECK(v->Find("level")->AsString() == (msg == "debug" ? "Level(-4)" : msg));
     per_thread[std::stoi(v->Find("t")->AsString())]++;
   }
   for (int count : per_thread) CHECK(count == kPerThread);

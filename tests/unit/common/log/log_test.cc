@@ -16,7 +16,7 @@ TEST_CASE("text records quote only what needs it", "[log]") {
 
 TEST_CASE("json records escape control bytes", "[log]") {
   std::string r = FormatRecord(Format::kJson, Level::kWarn, "x\x01", {{"k", "v\\"}}, "T");
-  CHECK(r == R"({"ts":"T","level":"warn","msg":"x\u0001","k":"v\\"})");
+  CHECK(r == R"({"level":"warn","ts":"T","msg":"x\u0001","k":"v\\"})");
 }
 
 TEST_CASE("verbosity gates debug records", "[log]") {
