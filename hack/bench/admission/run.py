@@ -53,6 +53,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import ssl
 import subprocess
@@ -568,6 +569,12 @@ def variant(server, split=True):
     """An argparse type for NAME=ARGS: ("<server>-NAME", ARGS split at spaces, or whole)."""
     def parse(text):
         name, _, extra = text.partition("=")
+        # The name ends up in a namespace's (adm-<server>-NAME): refused here, not after the
+        # test bed is up.
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?", name):
+            raise argparse.ArgumentTypeError(
+                "%r: NAME must be lowercase letters, digits and '-', at most 42 characters, "
+                "starting and ending with a letter or digit" % name)
         return server + "-" + name, extra.split() if split else extra  # not shlex: JSON quotes
     return parse
 
