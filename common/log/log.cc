@@ -273,13 +273,13 @@ std::string FormatRecord(Format format, Level level, std::string_view msg, Field
 }
 
 std::string ShortCaller(const Where& where) {
-  std::string_view file = where.file_name();
+  std::string_view file = where.file;
   size_t last = file.rfind('/');
   if (last != std::string_view::npos && last > 0) {
     size_t dir = file.rfind('/', last - 1);
     file.remove_prefix(dir == std::string_view::npos ? 0 : dir + 1);
   }
-  return std::string(file) + ":" + std::to_string(where.line());
+  return std::string(file) + ":" + std::to_string(where.line);
 }
 
 void Info(std::string_view msg, Fields fields, Where where) {

@@ -16,7 +16,6 @@
 #include <chrono>
 #include <initializer_list>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,12 +32,19 @@ bool V(int v);
 
 using Fields = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
-using Where = std::source_location;
+// Where a record is written from: as a defaulted argument, the call site. The compilers'
+// builtins, not std::source_location, which the fuzz build's clang lacks with our libstdc++.
+struct Where {
+  Where(const char* in_file = __builtin_FILE(), int at_line = __builtin_LINE())
+      : file(in_file), line(at_line) {}
+  const char* file;
+  int line;
+};
 
-void Info(std::string_view msg, Fields fields = {}, Where where = Where::current());
-void Warn(std::string_view msg, Fields fields = {}, Where where = Where::current());
-void Error(std::string_view msg, Fields fields = {}, Where where = Where::current());
-void Debug(int v, std::string_view msg, Fields fields = {}, Where where = Where::current());
+void Info(std::string_view msg, Fields fields = {}, Where where = {});
+void Warn(std::string_view msg, Fields fields = {}, Where where = {});
+void Error(std::string_view msg, Fields fields = {}, Where where = {});
+void Debug(int v, std::string_view msg, Fields fields = {}, Where where = {});
 
 // "dir/file.cc:12": the last directory and name of `where`'s file and its line, as zap's
 // ShortCallerEncoder writes a caller.

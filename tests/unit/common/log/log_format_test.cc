@@ -120,8 +120,10 @@ TEST_CASE("JSON records name their caller as zap does, text records do not", "[u
   CHECK(FormatRecord(Format::kText, Level::kInfo, "m", {}, "T",
                      {.caller = "controller/manager.cc:12"}) == "ts=T level=info msg=m");
   // The last directory and the file name, then the line.
-  const Where here = Where::current();
-  CHECK(ShortCaller(here) == "log/log_format_test.cc:" + std::to_string(here.line()));
+  const Where here;
+  CHECK(ShortCaller(here) == "log/log_format_test.cc:" + std::to_string(here.line));
+  CHECK(ShortCaller(Where("file.cc", 3)) == "file.cc:3");
+  CHECK(ShortCaller(Where("/a/b/c/file.cc", 3)) == "c/file.cc:3");
 }
 
 TEST_CASE("JSON records are valid JSON for any bytes", "[unit][log]") {
@@ -246,6 +248,34 @@ TEST_CASE("concurrent records come out as whole lines", "[unit][log]") {
     per_thread[std::stoi(v->Find("t")->AsString())]++;
   }
   for (int count : per_thread) CHECK(count == kPerThread);
+}
+
+TEST_CASE("a JSON record names the line that wrote it", "[unit][log]") {
+  SetFormat(Format::kJson);
+  SetVerbosity(2);
+  std::vector<std::string> lines;
+  int info_line = 0, debug_line = 0;
+  {
+    StderrCapture capture;
+    info_line = __LINE__ + 1;
+    Info("here");
+    debug_line = __LINE__ + 1;
+    Debug(2, "there", {{"k", "v"}});
+    lines = capture.Lines();
+  }
+  SetFormat(Format::kText);
+  SetVerbosity(0);
+  REQUIRE(lines.size() == 2);
+  auto info = json::Parse(lines[0]);
+  auto debug = json::Parse(lines[1]);
+  REQUIRE(info.ok());
+  REQUIRE(debug.ok());
+  CHECK(info->Find("caller")->AsString() ==
+        "log/log_format_test.cc:" + std::to_string(info_line));
+  CHECK(debug->Find("caller")->AsString() ==
+        "log/log_format_test.cc:" + std::to_string(debug_line));
+  CHECK(debug->Find("level")->AsString() == "Level(-2)");
+  CHECK(debug->Find("k")->AsString() == "v");
 }
 
 TEST_CASE("verbosity gates debug records only", "[unit][log]") {
