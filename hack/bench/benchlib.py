@@ -542,12 +542,37 @@ def default_out(benchmark):
     return os.path.join(d, "%s-%s" % (benchmark, time.strftime("%Y%m%d-%H%M%S", time.gmtime())))
 
 
+def _flat(value):
+    """Whether VALUE is a scalar, or a list of scalars or of lists of scalars."""
+    if isinstance(value, (dict, list)):
+        return isinstance(value, list) and all(
+            not isinstance(v, dict) and (not isinstance(v, list) or
+                                         not any(isinstance(w, (dict, list)) for w in v))
+            for v in value)
+    return True
+
+
+def dumps_results(doc, depth=0):
+    """DOC as json.dumps(indent=1) writes it, except that a list of scalars, or of lists of
+    scalars, takes one line: a run's samples (thousands of [config, ms] pairs) would otherwise
+    take a line per number."""
+    if _flat(doc):
+        return json.dumps(doc)
+    pad, inner = " " * depth, " " * (depth + 1)
+    if isinstance(doc, dict):
+        items = ["%s%s: %s" % (inner, json.dumps(k), dumps_results(v, depth + 1))
+                 for k, v in doc.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}" if items else "{}"
+    items = [inner + dumps_results(v, depth + 1) for v in doc]
+    return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+
+
 def write_results(doc, out_base, text):
     """Writes OUT_BASE.json (DOC, with the end load average) and OUT_BASE.txt (TEXT)."""
     doc["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     os.makedirs(os.path.dirname(os.path.abspath(out_base)), exist_ok=True)
     with open(out_base + ".json", "w") as f:
-        json.dump(doc, f, indent=1)
+        f.write(dumps_results(doc))
         f.write("\n")
     with open(out_base + ".txt", "w") as f:
         f.write(text)
