@@ -8,7 +8,8 @@ BUILD_PKGS=(cmake ninja-build g++ pkg-config libcpp-httplib-dev libssl-dev rapid
   python3-yaml ccache) # python3-yaml: hack/gen-crds and the CRD tests; ccache: build trees share objects
 # Tools the test tiers use: Go builds the test bed, prometheus/promtool check metrics, wrk drives
 # the webhook benchmark, clang provides libFuzzer and the sanitizer runtimes.
-TEST_PKGS=(prometheus wrk clang libclang-rt-14-dev curl python3-venv jq) # jq: the guides' examples (tests/docs)
+TEST_PKGS=(prometheus wrk clang libclang-rt-14-dev curl python3-venv jq python3-matplotlib)
+# jq: the guides' examples; python3-matplotlib: the benchmark plots' check (both tests/docs)
 # The e2e tier: images built without Docker (mmdebstrap; the service images take their shared
 # libraries from this machine) and a real node (hack/testbed/node.sh).
 TEST_PKGS+=(mmdebstrap containerd runc containernetworking-plugins iptables nftables)
