@@ -12,6 +12,7 @@
 
 #include "common/json/json.h"
 #include "common/log/log.h"
+#include "common/log/testing/stderr_capture.h"
 
 namespace trainer::log {
 namespace {
@@ -156,45 +157,7 @@ TEST_CASE("JSON records are valid JSON for any bytes", "[unit][log]") {
   CHECK(v->Find("msg")->AsString() == "héllo \xf0\x9f\x98\x80");
 }
 
-// Redirects fd 2 into a temporary file for the lifetime of the object.
-class StderrCapture {
- public:
-  StderrCapture() {
-    std::fflush(stderr);
-    file_ = std::tmpfile();
-    saved_ = dup(2);
-    dup2(fileno(file_), 2);
-  }
-  ~StderrCapture() { Restore(); }
-  std::vector<std::string> Lines() {
-    Restore();
-    std::fseek(file_, 0, SEEK_SET);
-    std::vector<std::string> lines;
-    std::string line;
-    int c;
-    while ((c = std::fgetc(file_)) != EOF) {
-      if (c == '\n') {
-        lines.push_back(line);
-        line.clear();
-      } else {
-        line.push_back(static_cast<char>(c));
-      }
-    }
-    if (!line.empty()) lines.push_back(line);
-    return lines;
-  }
-
- private:
-  void Restore() {
-    if (saved_ < 0) return;
-    std::fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    saved_ = -1;
-  }
-  FILE* file_ = nullptr;
-  int saved_ = -1;
-};
+using testing::StderrCapture;
 
 TEST_CASE("concurrent records come out as whole lines", "[unit][log]") {
   SetFormat(Format::kJson);
