@@ -353,9 +353,12 @@ void ManagerImpl::NewReconcilers() {
 }
 
 void ManagerImpl::NewPools(metrics::Registry& registry) {
-  auto pool = [&](const char* name, int workers, RuntimeReconciler* runtime) {
+  auto pool = [&](const char* name, const kube::GroupVersionKind& gvk, int workers,
+                  RuntimeReconciler* runtime) {
     return std::make_unique<WorkerPool>(
         WorkerPoolOptions{.name = name,
+                          .group = gvk.group,
+                          .kind = gvk.kind,
                           .workers = workers,
                           .reconcile =
                               [this, runtime](const std::string& key) {
@@ -366,10 +369,12 @@ void ManagerImpl::NewPools(metrics::Registry& registry) {
                               }},
         registry, queue_metrics_.get());
   };
-  trainjob_pool_ = pool(kTrainJobControllerName, options_.trainjob_workers, nullptr);
-  tr_pool_ = pool(kTrainingRuntimeControllerName, options_.runtime_workers, tr_reconciler_.get());
-  ctr_pool_ =
-      pool(kClusterTrainingRuntimeControllerName, options_.runtime_workers, ctr_reconciler_.get());
+  trainjob_pool_ =
+      pool(kTrainJobControllerName, api::kTrainJobGVK, options_.trainjob_workers, nullptr);
+  tr_pool_ = pool(kTrainingRuntimeControllerName, api::kTrainingRuntimeGVK,
+                  options_.runtime_workers, tr_reconciler_.get());
+  ctr_pool_ = pool(kClusterTrainingRuntimeControllerName, api::kClusterTrainingRuntimeGVK,
+                   options_.runtime_workers, ctr_reconciler_.get());
 }
 
 void ManagerImpl::EnqueueTrainJob(const std::string& key, bool live) {

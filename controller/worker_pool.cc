@@ -3,18 +3,13 @@
 
 #include <exception>
 
+#include "common/kube/meta.h"
 #include "common/log/log.h"
 
 namespace trainer::controller {
-
 namespace {
 
-// "trainjob_controller" -> "trainjob".
-std::string ObjectField(std::string_view controller) {
-  constexpr std::string_view kSuffix = "_controller";
-  if (controller.ends_with(kSuffix)) controller.remove_suffix(kSuffix.size());
-  return std::string(controller.empty() ? "key" : controller);
-}
+constexpr char kFailureMessage[] = "Reconciler error";
 
 }  // namespace
 
@@ -51,7 +46,6 @@ void FailureLogLimiter::Succeeded(const std::string& key) {
 WorkerPool::WorkerPool(WorkerPoolOptions options, metrics::Registry& registry,
                        workqueue::WorkqueueMetricsProvider* queue_metrics)
     : options_(std::move(options)),
-      object_field_(ObjectField(options_.name)),
       metrics_(registry, options_.name, options_.workers),
       queue_(workqueue::WorkqueueOptions{.name = options_.name, .metrics = queue_metrics}) {}
 
@@ -176,27 +170,39 @@ void WorkerPool::Work() {
   }
 }
 
+// controller-runtime's "Reconciler error" record (pkg/internal/controller/controller.go,
+// reconcileHandler): its message and keys, so alerts written for upstream's logs match ours; the
+// nested object key (e.g. "TrainJob":{"name":...}) and reconcileID are left out.
 void WorkerPool::LogFailure(const std::string& key, const Status& error) {
   std::optional<FailureLogLimiter::Line> line =
       failure_log_.Failed(key, FailureLogLimiter::Clock::now());
+  auto [ns, name] = kube::SplitObjectKey(key);
   if (!line) {
-    log::Debug(1, "reconcile failed",
-               {{"controller", options_.name}, {object_field_, key}, {"error", error.message()}});
+    log::Debug(1, kFailureMessage,
+               {{"controller", options_.name}, {"controllerGroup", options_.group},
+                {"controllerKind", options_.kind}, {"namespace", ns}, {"name", name},
+                {"error", error.message()}});
     return;
   }
   const std::string failures = std::to_string(line->failures);
   const std::string dropped = std::to_string(line->dropped);
   if (line->dropped > 0) {
-    log::Error("reconcile failed", {{"controller", options_.name},
-                                    {object_field_, key},
-                                    {"error", error.message()},
-                                    {"failures", failures},
-                                    {"unlogged_failures_of_other_keys", dropped}});
+    log::Error(kFailureMessage, {{"controller", options_.name},
+                                 {"controllerGroup", options_.group},
+                                 {"controllerKind", options_.kind},
+                                 {"namespace", ns},
+                                 {"name", name},
+                                 {"error", error.message()},
+                                 {"failures", failures},
+                                 {"unlogged_failures_of_other_keys", dropped}});
   } else {
-    log::Error("reconcile failed", {{"controller", options_.name},
-                                    {object_field_, key},
-                                    {"error", error.message()},
-                                    {"failures", failures}});
+    log::Error(kFailureMessage, {{"controller", options_.name},
+                                 {"controllerGroup", options_.group},
+                                 {"controllerKind", options_.kind},
+                                 {"namespace", ns},
+                                 {"name", name},
+                                 {"error", error.message()},
+                                 {"failures", failures}});
   }
 }
 

@@ -78,6 +78,9 @@ class FailureLogLimiter {
 
 struct WorkerPoolOptions {
   std::string name;  // controller name: metrics label and queue name
+  // The reconciled kind's group and kind: controllerGroup and controllerKind in the failure log.
+  std::string group;
+  std::string kind;
   int workers = 1;
   std::function<ReconcileResult(const std::string& key)> reconcile;
 };
@@ -118,7 +121,6 @@ class WorkerPool {
 
   const WorkerPoolOptions options_;
   // The log field naming the object: "trainjob" for trainjob_controller.
-  const std::string object_field_;
   metrics::ReconcileMetrics metrics_;
   FailureLogLimiter failure_log_;
   workqueue::Workqueue queue_;

@@ -9,9 +9,14 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
+
+#include "common/json/json.h"
+#include "common/log/log.h"
+#include "common/log/testing/stderr_capture.h"
 
 namespace trainer::controller {
 namespace {
@@ -87,6 +92,67 @@ TEST_CASE("results: success, error with backoff, requeue_after, and their metric
   CHECK(Has(registry,
             "controller_runtime_max_concurrent_reconciles{controller=\"test_controller\"} 2"));
   CHECK(Has(registry, "controller_runtime_active_workers{controller=\"test_controller\"} 0"));
+}
+
+// The failure's JSON record from `lines`: the first whose msg is "Reconciler error" and whose name
+// is `name`.
+std::optional<json::Value> FailureRecord(const std::vector<std::string>& lines,
+                                         const std::string& name) {
+  for (const std::string& line : lines) {
+    StatusOr<json::Value> v = json::Parse(line);
+    if (!v.ok() || !v->IsObject()) continue;
+    const json::Value* msg = v->Find("msg");
+    const json::Value* n = v->Find("name");
+    if (msg != nullptr && msg->AsString() == "Reconciler error" && n != nullptr &&
+        n->AsString() == name) {
+      return std::move(*v);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Str(const json::Value& record, const char* key) {
+  const json::Value* v = record.Find(key);
+  return v != nullptr && v->IsString() ? v->AsString() : "<missing>";
+}
+
+TEST_CASE("a failure is logged as controller-runtime's Reconciler error, with its keys") {
+  metrics::Registry registry;
+  Script s;
+  s.results["ns/err"] = {{.error = UnavailableError("apiserver down")}};
+  s.results["cluster-wide"] = {{.error = UnavailableError("still down")}};
+  WorkerPoolOptions options = Options(s, 1);
+  options.name = "trainjob_controller";
+  options.group = "trainer.kubeflow.org";
+  options.kind = "TrainJob";
+  std::vector<std::string> lines;
+  {
+    log::SetFormat(log::Format::kJson);
+    log::testing::StderrCapture capture;
+    WorkerPool pool(std::move(options), registry, nullptr);
+    pool.Start();
+    pool.Add("ns/err");
+    pool.Add("cluster-wide");
+    bool done = WaitFor([&] { return s.Calls("ns/err") == 2 && s.Calls("cluster-wide") == 2; });
+    pool.Stop();
+    lines = capture.Lines();
+    log::SetFormat(log::Format::kText);
+    REQUIRE(done);
+  }
+  std::optional<json::Value> namespaced = FailureRecord(lines, "err");
+  REQUIRE(namespaced);
+  CHECK(Str(*namespaced, "level") == "error");
+  CHECK(Str(*namespaced, "controller") == "trainjob_controller");
+  CHECK(Str(*namespaced, "controllerGroup") == "trainer.kubeflow.org");
+  CHECK(Str(*namespaced, "controllerKind") == "TrainJob");
+  CHECK(Str(*namespaced, "namespace") == "ns");
+  CHECK(Str(*namespaced, "error") == "apiserver down");
+  CHECK(Str(*namespaced, "failures") == "1");
+  // A cluster-scoped key has an empty namespace, as controller-runtime logs req.Namespace.
+  std::optional<json::Value> cluster = FailureRecord(lines, "cluster-wide");
+  REQUIRE(cluster);
+  CHECK(Str(*cluster, "namespace") == "");
+  CHECK(Str(*cluster, "error") == "still down");
 }
 
 TEST_CASE("a reconcile that throws is a panic, counted and retried") {
