@@ -155,6 +155,44 @@ TEST_CASE("a failure is logged as controller-runtime's Reconciler error, with it
   CHECK(Str(*cluster, "error") == "still down");
 }
 
+TEST_CASE("failures left out by the rate limit are counted in a warning of their own") {
+  metrics::Registry registry;
+  Script s;
+  for (int i = 0; i < 12; ++i) {
+    s.results["ns/burst-" + std::to_string(i)] = {{.error = UnavailableError("down")}};
+  }
+  s.results["ns/after"] = {{.error = UnavailableError("down")}};
+  std::vector<std::string> lines;
+  {
+    log::SetFormat(log::Format::kJson);
+    log::testing::StderrCapture capture;
+    WorkerPool pool(Options(s, 1), registry, nullptr);
+    pool.Start();
+    for (int i = 0; i < 12; ++i) pool.Add("ns/burst-" + std::to_string(i));
+    bool burst = WaitFor([&] { return s.Calls("ns/burst-11") == 2; });
+    std::this_thread::sleep_for(1100ms);  // the next second's first line
+    pool.Add("ns/after");
+    bool after = WaitFor([&] { return s.Calls("ns/after") == 2; });
+    pool.Stop();
+    lines = capture.Lines();
+    log::SetFormat(log::Format::kText);
+    REQUIRE(burst);
+    REQUIRE(after);
+  }
+  int errors = 0;
+  std::string unlogged;
+  for (const std::string& line : lines) {
+    StatusOr<json::Value> v = json::Parse(line);
+    if (!v.ok()) continue;
+    if (Str(*v, "msg") == "Reconciler error") ++errors;
+    if (Str(*v, "level") == "warn") unlogged = Str(*v, "unlogged_failures_of_other_keys");
+  }
+  CHECK(errors == 11);  // the burst's first 10 and ns/after's
+  CHECK(unlogged == "2");
+  REQUIRE(FailureRecord(lines, "after"));
+  CHECK_FALSE(FailureRecord(lines, "after")->Has("unlogged_failures_of_other_keys"));
+}
+
 TEST_CASE("a reconcile that throws is a panic, counted and retried") {
   metrics::Registry registry;
   Script s;
