@@ -120,7 +120,6 @@ class WorkerPool {
   void LogFailure(const std::string& key, const Status& error);
 
   const WorkerPoolOptions options_;
-  // The log field naming the object: "trainjob" for trainjob_controller.
   metrics::ReconcileMetrics metrics_;
   FailureLogLimiter failure_log_;
   workqueue::Workqueue queue_;

@@ -542,14 +542,15 @@ def default_out(benchmark):
     return os.path.join(d, "%s-%s" % (benchmark, time.strftime("%Y%m%d-%H%M%S", time.gmtime())))
 
 
+def _scalar(value):
+    return not isinstance(value, (dict, list))
+
+
 def _flat(value):
     """Whether VALUE is a scalar, or a list of scalars or of lists of scalars."""
-    if isinstance(value, (dict, list)):
-        return isinstance(value, list) and all(
-            not isinstance(v, dict) and (not isinstance(v, list) or
-                                         not any(isinstance(w, (dict, list)) for w in v))
-            for v in value)
-    return True
+    if isinstance(value, list):
+        return all(_scalar(v) or (isinstance(v, list) and all(map(_scalar, v))) for v in value)
+    return _scalar(value)
 
 
 def dumps_results(doc, depth=0):
